@@ -1,0 +1,121 @@
+//! The command line: clap definitions and their checks. `kvtune` with no
+//! subcommand means `kvtune tune`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::budget::ByteSize;
+use crate::scale::Scale;
+use crate::search::Strategy;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kvtune",
+    version,
+    about = "Finds the best RocksDB options for your workload inside a memory budget, and proves it with measurements.",
+    long_about = "Finds the best RocksDB options for your workload inside a memory budget, and proves it with measurements.\n\n\
+kvtune replays a workload (a built-in dataset modelled on a real system, e.g. `spork`, a Flow blockchain indexer) against \
+real RocksDB instances, one fresh database per candidate option set, each in its own process capped at the budget by a \
+memory cgroup. It searches the option space, re-runs the best candidates against RocksDB's defaults, and writes the \
+recommendation with its measured gain and confidence interval.\n\n\
+When the budget is more than this machine can test, kvtune scales the budget and the data down together (--scale), so \
+their ratio, which decides cache hit rates and write amplification, is kept; the options it exports are for the full budget.",
+    after_help = "Examples:\n  kvtune --budget 128G --dataset spork                 tune for a 128 GiB Flow indexer\n  kvtune --budget 8G --dataset spork --trials 30 --strategy random\n  kvtune --budget 128G --dataset spork --space search-spaces/badger-thread.toml --strategy grid\n  kvtune bench --preset out/RUN/preset.toml --repeat 5  re-measure a recommendation\n  kvtune bench --preset defaults --dataset spork --budget 128G --json",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub tune: TuneArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Search for the best options (the default when no subcommand is given).
+    Tune(TuneArgs),
+    /// Measure one option set (a preset or RocksDB's defaults) with the trial runner.
+    Bench(BenchArgs),
+    /// Run one trial in this process (kvtune starts this itself).
+    #[command(hide = true)]
+    TrialWorker(WorkerArgs),
+}
+
+/// Settings shared by `tune` and `bench`.
+#[derive(Debug, Clone, Args)]
+pub struct Common {
+    /// Scale of the replay, a power-of-two fraction (1, 1/2, ..., 1/256, 2^-10): budget and data shrink alike.
+    /// Default: the largest scale whose budget fits this machine and whose trial takes about --trial-seconds.
+    #[arg(long, value_name = "S")]
+    pub scale: Option<Scale>,
+    /// Where trial databases are made: a directory on a real disk (not tmpfs); each trial's is removed after it.
+    #[arg(long, value_name = "DIR", default_value = "work")]
+    pub workdir: PathBuf,
+    /// Seed of the workload generator and the sampler; the same seed replays the same operations.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// Target seconds a trial should take when kvtune picks the scale.
+    #[arg(long, value_name = "SECS", default_value_t = 40.0)]
+    pub trial_seconds: f64,
+    /// Print machine-readable JSON on stdout instead of the summary (progress still goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TuneArgs {
+    /// Memory budget of the engine process, page cache included: 512M, 8G, 128GiB (K, M, G, T are powers of 1024).
+    #[arg(long, value_name = "SIZE", required = true)]
+    pub budget: Option<ByteSize>,
+    /// Workload to replay: a built-in dataset (spork) or the path of a dataset .toml file.
+    #[arg(long, value_name = "NAME|FILE", required = true)]
+    pub dataset: Option<String>,
+    /// Search trials, the defaults included (confirmation runs come on top).
+    #[arg(long, value_name = "N", default_value_t = 12)]
+    pub trials: usize,
+    /// Search strategy.
+    #[arg(long, value_enum, default_value_t = Strategy::Random)]
+    pub strategy: Strategy,
+    /// Search space: a file, or the name of a built-in space (rocksdb, badger-thread).
+    #[arg(long, value_name = "FILE|NAME", default_value = "rocksdb")]
+    pub space: String,
+    /// Output folder. Default: out/DATASET-BUDGET-TIMESTAMP.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Best search candidates re-run against the defaults at the end.
+    #[arg(long, value_name = "K", default_value_t = 2)]
+    pub confirm_top: usize,
+    /// Runs of each confirmed candidate and of the defaults (5 or more for a p value below 0.05 to be possible).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub confirm_repeats: usize,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// A preset.toml written by `kvtune tune`, or `defaults` for RocksDB's defaults fitted to the budget.
+    #[arg(long, value_name = "FILE|defaults")]
+    pub preset: String,
+    /// Workload; default: the preset's.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub dataset: Option<String>,
+    /// Memory budget; default: the preset's.
+    #[arg(long, value_name = "SIZE")]
+    pub budget: Option<ByteSize>,
+    /// Runs of the option set.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub repeat: usize,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct WorkerArgs {
+    pub spec: PathBuf,
+    pub db_dir: PathBuf,
+    pub report: PathBuf,
+    pub cgroup: Option<PathBuf>,
+}

@@ -1,0 +1,117 @@
+//! `trials.csv`: one row per trial, every parameter and metric.
+
+use std::collections::BTreeSet;
+
+use crate::space::Space;
+use crate::study::{Stage, TrialRecord};
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.4}")).unwrap_or_default()
+}
+
+/// The CSV text; phase columns follow `phases`, parameter columns the space
+/// and every parameter any trial set, absolute options the engine's config.
+pub fn trials_csv(
+    space: &Space,
+    phases: &[&str],
+    trials: &[TrialRecord],
+) -> anyhow::Result<Vec<u8>> {
+    let mut params: BTreeSet<String> = space.params.iter().map(|p| p.name.clone()).collect();
+    params.extend(trials.iter().flat_map(|t| t.candidate.keys().cloned()));
+    let config_fields: Vec<String> = trials
+        .first()
+        .and_then(|t| serde_json::to_value(&t.config).ok())
+        .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect()))
+        .unwrap_or_default();
+
+    let mut header: Vec<String> = [
+        "number",
+        "stage",
+        "label",
+        "status",
+        "reason",
+        "ops_per_sec",
+        "wall_secs",
+        "user_bytes_written",
+        "write_amplification",
+        "stall_secs",
+        "disk_bytes",
+        "bytes_per_key",
+        "peak_memory_bytes",
+        "peak_rss_bytes",
+        "memory_source",
+        "block_cache_hit_rate",
+        "bloom_usefulness",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for phase in phases {
+        for metric in [
+            "ops_per_sec",
+            "mb_per_sec",
+            "p50_us",
+            "p95_us",
+            "p99_us",
+            "p999_us",
+        ] {
+            header.push(format!("{phase}_{metric}"));
+        }
+    }
+    header.extend(params.iter().cloned());
+    header.extend(config_fields.iter().map(|f| format!("rocksdb.{f}")));
+
+    let mut out = csv::Writer::from_writer(Vec::new());
+    out.write_record(&header)?;
+    for t in trials {
+        let m = &t.measurement;
+        let mut row: Vec<String> = vec![
+            t.number.to_string(),
+            match t.stage {
+                Stage::Search => "search".into(),
+                Stage::Confirm => "confirm".into(),
+            },
+            t.label.clone(),
+            m.status.to_string(),
+            m.reason.clone().unwrap_or_default(),
+            format!("{:.1}", m.ops_per_sec),
+            format!("{:.2}", m.wall_secs),
+            m.user_bytes_written.to_string(),
+            opt(m.write_amplification),
+            format!("{:.3}", m.stall_secs),
+            m.disk_bytes.to_string(),
+            opt(m.bytes_per_key),
+            m.peak_memory.to_string(),
+            m.peak_rss.to_string(),
+            m.memory_source.clone(),
+            opt(m.engine.block_cache_hit_rate()),
+            opt(m.engine.bloom_usefulness()),
+        ];
+        for phase in phases {
+            match m.phases.iter().find(|p| p.name == *phase) {
+                Some(p) => row.extend([
+                    format!("{:.1}", p.ops_per_sec),
+                    format!("{:.3}", p.mb_per_sec),
+                    format!("{:.1}", p.latency.p50_us),
+                    format!("{:.1}", p.latency.p95_us),
+                    format!("{:.1}", p.latency.p99_us),
+                    format!("{:.1}", p.latency.p999_us),
+                ]),
+                None => row.extend(std::iter::repeat_n(String::new(), 6)),
+            }
+        }
+        row.extend(params.iter().map(|p| {
+            t.candidate
+                .get(p)
+                .map(|v| v.to_string())
+                .unwrap_or_default()
+        }));
+        let config = serde_json::to_value(&t.config)?;
+        row.extend(config_fields.iter().map(|f| match &config[f] {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }));
+        out.write_record(&row)?;
+    }
+    Ok(out.into_inner()?)
+}

@@ -1,0 +1,275 @@
+//! `report.md`: the answer first (what to use, how much faster, how sure),
+//! then how it was measured, the confirmation runs and every trial.
+
+use std::fmt::Write;
+
+use crate::budget::ByteSize;
+use crate::engine::rocksdb::{default_candidate, RocksConfig};
+use crate::study::{Stage, StudyHeader, StudyOutcome, Verdict};
+use crate::trial::Status;
+
+fn pct(x: f64) -> String {
+    format!("{:+.1}%", x * 100.0)
+}
+
+fn ops(x: f64) -> String {
+    let whole = format!("{:.0}", x);
+    let mut out = String::new();
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 && c != '-' {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub fn report(header: &StudyHeader, outcome: &StudyOutcome) -> String {
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "# kvtune: `{}` at a memory budget of {}\n",
+        header.dataset.name,
+        ByteSize(header.full_budget)
+    );
+    match &outcome.verdict {
+        Some(v) => answer(&mut md, header, v),
+        None => md.push_str("**No trial succeeded, so there is no recommendation.** See the trials below for the errors.\n\n"),
+    }
+    method(&mut md, header, outcome);
+    if let Some(v) = &outcome.verdict {
+        confirmation(&mut md, v);
+    }
+    trials(&mut md, header, outcome);
+    md
+}
+
+fn answer(md: &mut String, header: &StudyHeader, v: &Verdict) {
+    let best = v.recommended();
+    let s = &best.summary;
+    md.push_str("## Answer\n\n");
+    if v.beats_defaults {
+        let change = best.change.expect("a winner is compared with the defaults");
+        let _ = writeln!(
+            md,
+            "Use candidate **{}**: {} ops/s (median of {} runs, 95% CI {} to {}), **{}** over RocksDB's defaults fitted to the budget \
+             (95% CI {} to {}, Mann-Whitney p = {:.3}).\n",
+            best.label,
+            ops(s.median.point),
+            s.n,
+            ops(s.median.low),
+            ops(s.median.high),
+            pct(change.point),
+            pct(change.low),
+            pct(change.high),
+            best.p_value.unwrap_or(1.0)
+        );
+    } else {
+        let _ = writeln!(
+            md,
+            "**No candidate beat RocksDB's defaults significantly (p < 0.05), so kvtune recommends the defaults**, fitted to the budget: \
+             {} ops/s (median of {} runs, 95% CI {} to {}).\n",
+            ops(s.median.point),
+            s.n,
+            ops(s.median.low),
+            ops(s.median.high)
+        );
+        if let Some(close) = v.contenders.iter().find(|c| !c.is_default) {
+            if let (Some(change), Some(p)) = (close.change, close.p_value) {
+                let _ = writeln!(
+                    md,
+                    "The best other candidate, {}, measured {} (95% CI {} to {}, p = {:.3}).\n",
+                    close.label,
+                    pct(change.point),
+                    pct(change.low),
+                    pct(change.high),
+                    p
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        md,
+        "Measured at scale {} (budget {}); peak memory {} of the scaled budget {}. Options below are for the full budget of {}: \
+         `preset.toml` and the RocksDB `OPTIONS` file beside this report hold them.\n",
+        header.scale,
+        ByteSize(header.scaled_budget()),
+        ByteSize(best.peak_memory),
+        ByteSize(header.scaled_budget()),
+        ByteSize(header.full_budget)
+    );
+    let recommended = RocksConfig::from_candidate(&best.candidate, header.full_budget);
+    let defaults =
+        RocksConfig::from_candidate(&default_candidate(header.full_budget), header.full_budget);
+    if let (Ok(r), Ok(d)) = (recommended, defaults) {
+        let (r, d) = (
+            serde_json::to_value(r).unwrap_or_default(),
+            serde_json::to_value(d).unwrap_or_default(),
+        );
+        md.push_str("| RocksDB option | recommended | defaults (fitted) |\n|---|---|---|\n");
+        if let (Some(r), Some(d)) = (r.as_object(), d.as_object()) {
+            for (key, value) in r {
+                let default = &d[key];
+                let mark = if value != default { " **changed**" } else { "" };
+                let _ = writeln!(
+                    md,
+                    "| `{key}` | {}{mark} | {} |",
+                    show(key, value),
+                    show(key, default)
+                );
+            }
+        }
+        md.push('\n');
+    }
+}
+
+fn show(key: &str, value: &serde_json::Value) -> String {
+    let bytes = [
+        "block_cache_size",
+        "write_buffer_size",
+        "target_file_size_base",
+        "max_bytes_for_level_base",
+    ];
+    match value.as_u64() {
+        Some(n) if bytes.contains(&key) => ByteSize(n).to_string(),
+        _ => value.to_string().trim_matches('"').to_string(),
+    }
+}
+
+fn method(md: &mut String, header: &StudyHeader, outcome: &StudyOutcome) {
+    let search = outcome
+        .trials
+        .iter()
+        .filter(|t| t.stage == Stage::Search)
+        .count();
+    let memory_source = outcome
+        .trials
+        .iter()
+        .find(|t| !t.measurement.memory_source.is_empty())
+        .map(|t| t.measurement.memory_source.clone())
+        .unwrap_or_else(|| "none measured".into());
+    let _ = writeln!(
+        md,
+        "## How it was measured\n\n\
+         - Workload: `{}` ({}), seed {}.\n\
+         - Scale {}: budget {} and the dataset shrunk alike. {}\n\
+         - Search: {} over `{}`, {} trials (the first is RocksDB's defaults fitted to the budget).\n\
+         - Confirmation: the best {} candidates and the defaults re-run {} times each, interleaved; the recommendation is the best median, \
+         if it beats the defaults with Mann-Whitney p < 0.05.\n\
+         - Throughput is operations over the seconds spent inside RocksDB calls, warm-up excluded; generating operations is not counted.\n\
+         - Memory: each trial ran in its own process under a memory cap of the scaled budget; peak memory from {}.\n",
+        header.dataset.name,
+        header.dataset.description,
+        header.seed,
+        header.scale,
+        ByteSize(header.scaled_budget()),
+        header.scale_reason,
+        format!("{:?}", header.strategy).to_lowercase(),
+        header.space_name,
+        search,
+        header.confirm_top,
+        header.confirm_repeats,
+        memory_source
+    );
+}
+
+fn confirmation(md: &mut String, v: &Verdict) {
+    md.push_str("## Confirmation runs\n\n| candidate | ops/s median | 95% CI | ± | runs | vs defaults | 95% CI | p | peak memory | disk |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    for c in &v.contenders {
+        let s = &c.summary;
+        let (change, ci, p) = match (c.change, c.p_value) {
+            (Some(ch), Some(p)) => (
+                pct(ch.point),
+                format!("{} to {}", pct(ch.low), pct(ch.high)),
+                format!("{p:.3}"),
+            ),
+            _ => ("~".into(), String::new(), String::new()),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} to {} | ±{:.0}% | {} | {change} | {ci} | {p} | {} | {} |",
+            c.label,
+            ops(s.median.point),
+            ops(s.median.low),
+            ops(s.median.high),
+            s.spread * 100.0,
+            s.n,
+            ByteSize(c.peak_memory),
+            ByteSize(c.disk_bytes)
+        );
+    }
+    md.push('\n');
+}
+
+fn trials(md: &mut String, header: &StudyHeader, outcome: &StudyOutcome) {
+    let phases = header
+        .dataset
+        .workload(header.scaled_budget())
+        .phase_names();
+    let defaults = default_candidate(header.full_budget);
+    md.push_str("## Every trial\n\nParameters are shown where they differ from the defaults.\n\n| # | stage | label | status | ops/s |");
+    for p in &phases {
+        let _ = write!(md, " {p} ops/s |");
+    }
+    md.push_str(" write amp | disk | bytes/key | peak memory | wall s | parameters |\n|---");
+    md.push_str(&"|---".repeat(phases.len() + 11));
+    md.push_str("|\n");
+    for t in &outcome.trials {
+        let m = &t.measurement;
+        let _ = write!(
+            md,
+            "| {} | {:?} | {} | {} |",
+            t.number, t.stage, t.label, m.status
+        );
+        let _ = write!(
+            md,
+            " {} |",
+            if m.status == Status::Ok {
+                ops(m.ops_per_sec)
+            } else {
+                String::new()
+            }
+        );
+        for p in &phases {
+            let value = m
+                .phases
+                .iter()
+                .find(|r| r.name == *p)
+                .map(|r| ops(r.ops_per_sec))
+                .unwrap_or_default();
+            let _ = write!(md, " {value} |");
+        }
+        let changed: Vec<String> = t
+            .candidate
+            .iter()
+            .filter(|(k, v)| defaults.get(*k) != Some(v))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let note = match &m.reason {
+            Some(r) => format!("{} ({r})", changed.join(", ")),
+            None => changed.join(", "),
+        };
+        let _ = writeln!(
+            md,
+            " {} | {} | {} | {} | {:.1} | {} |",
+            m.write_amplification
+                .map(|w| format!("{w:.2}"))
+                .unwrap_or_default(),
+            if m.disk_bytes > 0 {
+                ByteSize(m.disk_bytes).to_string()
+            } else {
+                String::new()
+            },
+            m.bytes_per_key
+                .map(|b| format!("{b:.1}"))
+                .unwrap_or_default(),
+            if m.peak_memory > 0 {
+                ByteSize(m.peak_memory).to_string()
+            } else {
+                String::new()
+            },
+            m.wall_secs,
+            note.replace('|', "/")
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! `preset.toml`: the recommended option set, readable by people and loadable
+//! by `kvtune bench --preset` and the library.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::budget::ByteSize;
+use crate::engine::rocksdb::RocksConfig;
+use crate::space::Candidate;
+use crate::study::{StudyHeader, Verdict};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Preset {
+    pub kvtune_version: String,
+    pub engine: String,
+    pub dataset: String,
+    pub budget: String,
+    pub budget_bytes: u64,
+    /// The scale the figures below were measured at.
+    pub scale: String,
+    pub seed: u64,
+    /// `defaults` or the search trial the options came from.
+    pub recommended: String,
+    pub beats_defaults: bool,
+    pub measured: Option<Measured>,
+    /// As searched: memory as shares of the budget. `kvtune bench` loads this.
+    pub candidate: Candidate,
+    /// The same options in absolute terms at the full budget.
+    pub rocksdb: RocksConfig,
+}
+
+/// Figures from the interleaved confirmation runs, at the preset's scale.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    pub runs: usize,
+    pub ops_per_sec_median: f64,
+    pub ops_per_sec_ci95: [f64; 2],
+    pub defaults_ops_per_sec_median: Option<f64>,
+    pub defaults_ops_per_sec_ci95: Option<[f64; 2]>,
+    /// Relative change of the median over the defaults' (0.10 = 10% faster).
+    pub gain: Option<f64>,
+    pub gain_ci95: Option<[f64; 2]>,
+    pub p_value: Option<f64>,
+    pub peak_memory_bytes: u64,
+    pub scaled_budget_bytes: u64,
+    pub disk_bytes: u64,
+}
+
+impl Preset {
+    pub fn from_study(header: &StudyHeader, verdict: &Verdict) -> Result<Self, String> {
+        let best = verdict.recommended();
+        let defaults = verdict.defaults();
+        let rocksdb = RocksConfig::from_candidate(&best.candidate, header.full_budget)?;
+        let gain_source = if best.is_default { None } else { best.change };
+        Ok(Preset {
+            kvtune_version: env!("CARGO_PKG_VERSION").into(),
+            engine: "rocksdb".into(),
+            dataset: header.dataset.name.clone(),
+            budget: ByteSize(header.full_budget).to_string(),
+            budget_bytes: header.full_budget,
+            scale: header.scale.to_string(),
+            seed: header.seed,
+            recommended: best.label.clone(),
+            beats_defaults: verdict.beats_defaults,
+            measured: Some(Measured {
+                runs: best.summary.n,
+                ops_per_sec_median: best.summary.median.point,
+                ops_per_sec_ci95: [best.summary.median.low, best.summary.median.high],
+                defaults_ops_per_sec_median: defaults.map(|d| d.summary.median.point),
+                defaults_ops_per_sec_ci95: defaults
+                    .map(|d| [d.summary.median.low, d.summary.median.high]),
+                gain: gain_source.map(|g| g.point),
+                gain_ci95: gain_source.map(|g| [g.low, g.high]),
+                p_value: if best.is_default { None } else { best.p_value },
+                peak_memory_bytes: best.peak_memory,
+                scaled_budget_bytes: header.scaled_budget(),
+                disk_bytes: best.disk_bytes,
+            }),
+            candidate: best.candidate.clone(),
+            rocksdb,
+        })
+    }
+
+    /// The preset as TOML, with a header comment saying how to use it.
+    pub fn to_toml(&self) -> String {
+        let body = toml::to_string_pretty(self).expect("a preset serializes");
+        format!(
+            "# kvtune preset: RocksDB options for the `{}` workload at a memory budget of {}.\n\
+             # [rocksdb] holds absolute values for the full budget; [candidate] the same options as\n\
+             # kvtune searched them (memory as shares of the budget). Figures in [measured] were\n\
+             # measured at scale {}. Measure again, at any scale, with:\n\
+             #   kvtune bench --preset preset.toml --dataset {} --budget {}\n\n{body}",
+            self.dataset,
+            self.budget,
+            self.scale,
+            self.dataset,
+            self.budget.replace(' ', "")
+        )
+    }
+
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("cannot read preset {}: {e}", path.display()))?;
+        toml::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("preset {} is not valid: {e}", path.display()))
+    }
+
+    /// Parameter values as text, for tables.
+    pub fn candidate_text(candidate: &Candidate) -> BTreeMap<String, String> {
+        candidate
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_string()))
+            .collect()
+    }
+}

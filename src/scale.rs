@@ -1,0 +1,194 @@
+//! Scale: the power-of-two fraction that shrinks both the budget and the
+//! dataset, so a study fits this machine and a trial takes about a minute
+//! while the ratio of data to memory (cache hit rates, write amplification)
+//! stays that of the full-size system.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::budget::{ByteSize, MIB};
+
+/// `1 / 2^shift`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Scale {
+    pub shift: u32,
+}
+
+impl Scale {
+    pub const FULL: Scale = Scale { shift: 0 };
+
+    pub fn factor(self) -> f64 {
+        1.0 / (1u64 << self.shift) as f64
+    }
+
+    pub fn apply(self, bytes: u64) -> u64 {
+        bytes >> self.shift
+    }
+}
+
+impl fmt::Display for Scale {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.shift {
+            0 => write!(f, "1"),
+            s => write!(f, "1/{}", 1u64 << s),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("`{0}` is not a scale: give a power-of-two fraction such as 1, 1/2, 1/256, 0.125 or 2^-8")]
+pub struct ScaleError(String);
+
+impl FromStr for Scale {
+    type Err = ScaleError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = || ScaleError(s.to_string());
+        let text = s.trim();
+        let factor = if let Some(exp) = text.strip_prefix("2^") {
+            2f64.powi(exp.parse::<i32>().map_err(|_| err())?)
+        } else if let Some((num, den)) = text.split_once('/') {
+            let num: f64 = num.trim().parse().map_err(|_| err())?;
+            let den: f64 = den.trim().parse().map_err(|_| err())?;
+            num / den
+        } else {
+            text.parse::<f64>().map_err(|_| err())?
+        };
+        if !(factor > 0.0 && factor <= 1.0) {
+            return Err(err());
+        }
+        let shift = (-factor.log2()).round();
+        if (2f64.powf(-shift) - factor).abs() > 1e-12 * factor.max(1e-300) || shift > 40.0 {
+            return Err(err());
+        }
+        Ok(Scale {
+            shift: shift as u32,
+        })
+    }
+}
+
+/// How the automatic scale was chosen, for the user and the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScaleChoice {
+    pub scale: Scale,
+    pub reason: String,
+}
+
+/// The smallest scale any study uses: a budget of at least this many bytes.
+pub const MIN_SCALED_BUDGET: u64 = 64 * MIB;
+
+/// The scale that puts the budget at or just under `bytes`.
+pub fn scale_for(full_budget: u64, bytes: u64) -> Scale {
+    let mut shift = 0;
+    while full_budget >> shift > bytes && shift < 40 {
+        shift += 1;
+    }
+    Scale { shift }
+}
+
+/// Picks the largest scale whose budget fits the machine (at most half its
+/// memory, leaving room for the page cache and kvtune) and whose trial,
+/// predicted from two measured calibration runs, takes about `target_secs`.
+/// `measure(scale)` replays the defaults at that scale and returns seconds.
+pub fn choose(
+    full_budget: u64,
+    machine_memory: u64,
+    target_secs: f64,
+    measure: &mut dyn FnMut(Scale) -> anyhow::Result<f64>,
+) -> anyhow::Result<ScaleChoice> {
+    let memory_scale = scale_for(full_budget, machine_memory / 2);
+    let small = scale_for(full_budget, MIN_SCALED_BUDGET).max(memory_scale);
+    let larger = Scale {
+        shift: small.shift.saturating_sub(1),
+    }
+    .max(memory_scale);
+    let t_small = measure(small)?;
+    let t_larger = if larger == small {
+        t_small
+    } else {
+        measure(larger)?
+    };
+    // Time grows at least linearly with the data: fit t = a + b * budget,
+    // with b no less than the larger run's seconds per byte.
+    let (b_small, b_larger) = (
+        small.apply(full_budget) as f64,
+        larger.apply(full_budget) as f64,
+    );
+    let slope = if b_larger > b_small {
+        (t_larger - t_small) / (b_larger - b_small)
+    } else {
+        0.0
+    };
+    let slope = slope.max(t_larger / b_larger);
+    let intercept = (t_larger - slope * b_larger).max(0.0);
+    let predict = |s: Scale| intercept + slope * s.apply(full_budget) as f64;
+    let mut scale = larger;
+    while scale.shift > memory_scale.shift
+        && predict(Scale {
+            shift: scale.shift - 1,
+        }) <= target_secs
+    {
+        scale.shift -= 1;
+    }
+    let mut reason = format!(
+        "calibration: RocksDB's defaults replayed the workload at budget {} in {:.1} s and at {} in {:.1} s; scale {} (budget {}) predicts {:.0} s a trial against a target of {:.0} s",
+        ByteSize(small.apply(full_budget)),
+        t_small,
+        ByteSize(larger.apply(full_budget)),
+        t_larger,
+        scale,
+        ByteSize(scale.apply(full_budget)),
+        predict(scale),
+        target_secs
+    );
+    if scale == memory_scale && memory_scale.shift > 0 {
+        reason.push_str(&format!(
+            "; the machine's {} of memory allows no larger scale",
+            ByteSize(machine_memory)
+        ));
+    }
+    Ok(ScaleChoice { scale, reason })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::GIB;
+
+    #[test]
+    fn parses_power_of_two_fractions() {
+        for (text, shift) in [
+            ("1", 0),
+            ("1/2", 1),
+            ("1/256", 8),
+            ("0.125", 3),
+            ("2^-8", 8),
+        ] {
+            assert_eq!(text.parse::<Scale>(), Ok(Scale { shift }), "{text}");
+        }
+        for text in ["0", "2", "1/3", "0.3", "x", "-1/2"] {
+            assert!(text.parse::<Scale>().is_err(), "{text}");
+        }
+        assert_eq!(Scale { shift: 8 }.to_string(), "1/256");
+    }
+
+    #[test]
+    fn choice_follows_the_measured_time_and_the_memory() {
+        // 1 s per 16 MiB of budget: a 40 s target allows 640 MiB, so 512 MiB.
+        let mut per_16mib = |s: Scale| Ok(s.apply(128 * GIB) as f64 / (16 * MIB) as f64);
+        let choice = choose(128 * GIB, 24 * GIB, 40.0, &mut per_16mib).unwrap();
+        assert_eq!(
+            choice.scale.apply(128 * GIB),
+            512 * MIB,
+            "{}",
+            choice.reason
+        );
+        // A fast machine is held back by its memory: at most half of 24 GiB.
+        let mut fast = |s: Scale| Ok(s.apply(128 * GIB) as f64 / (1024.0 * GIB as f64));
+        let choice = choose(128 * GIB, 24 * GIB, 40.0, &mut fast).unwrap();
+        assert_eq!(choice.scale.apply(128 * GIB), 8 * GIB, "{}", choice.reason);
+        assert!(choice.reason.contains("allows no larger scale"));
+    }
+}

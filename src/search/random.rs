@@ -1,0 +1,25 @@
+//! Random search: uniform over the encoded space.
+
+use rand::rngs::StdRng;
+
+use super::{seen, Sampler};
+use crate::space::{Candidate, Space};
+use crate::study::TrialRecord;
+
+pub struct RandomSampler {
+    rng: StdRng,
+}
+
+impl RandomSampler {
+    pub fn new(rng: StdRng) -> Self {
+        RandomSampler { rng }
+    }
+}
+
+impl Sampler for RandomSampler {
+    fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Candidate> {
+        (0..100)
+            .map(|_| space.sample(&mut self.rng))
+            .find(|candidate| !seen(history, candidate))
+    }
+}

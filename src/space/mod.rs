@@ -1,0 +1,265 @@
+//! Search spaces: the parameters a study may change, loaded from TOML files
+//! such as `search-spaces/rocksdb.toml`, and the candidates drawn from them.
+
+mod param;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rand::Rng;
+use serde::Deserialize;
+
+pub use param::{Domain, Param, Value};
+
+/// One option set to try: parameter name to value. Parameters the space does
+/// not name keep the engine's defaults.
+pub type Candidate = BTreeMap<String, Value>;
+
+/// A parsed, checked search space.
+#[derive(Debug, Clone)]
+pub struct Space {
+    pub name: String,
+    pub description: String,
+    pub params: Vec<Param>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SpaceError {
+    #[error("cannot read search space {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("search space {path} is not valid TOML: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("search space {path}, parameter `{param}`: {problem}")]
+    Param {
+        path: PathBuf,
+        param: String,
+        problem: String,
+    },
+    #[error("search space {path} declares no parameters: add [params.NAME] tables")]
+    Empty { path: PathBuf },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpaceFile {
+    #[serde(default)]
+    description: String,
+    params: BTreeMap<String, Param>,
+}
+
+impl Space {
+    /// Reads a space file; `known` says whether the engine has a parameter of
+    /// that name (and if not, what it does have).
+    pub fn load(
+        path: &Path,
+        known: &dyn Fn(&str) -> Result<(), String>,
+    ) -> Result<Self, SpaceError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SpaceError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Self::parse(&name, &text, known).map_err(|err| err.at(path))
+    }
+
+    /// Parses the text of a space file; errors name the parameter at fault.
+    pub fn parse(
+        name: &str,
+        text: &str,
+        known: &dyn Fn(&str) -> Result<(), String>,
+    ) -> Result<Self, SpaceError> {
+        let path = PathBuf::from(name);
+        let file: SpaceFile = toml::from_str(text).map_err(|err| SpaceError::Parse {
+            path: path.clone(),
+            message: err.to_string(),
+        })?;
+        if file.params.is_empty() {
+            return Err(SpaceError::Empty { path });
+        }
+        let mut params = Vec::with_capacity(file.params.len());
+        for (param_name, mut param) in file.params {
+            let problem = known(&param_name).err().or_else(|| param.problem());
+            if let Some(problem) = problem {
+                return Err(SpaceError::Param {
+                    path,
+                    param: param_name,
+                    problem,
+                });
+            }
+            param.name = param_name;
+            params.push(param);
+        }
+        Ok(Space {
+            name: name.to_string(),
+            description: file.description,
+            params,
+        })
+    }
+
+    /// A candidate drawn uniformly (log-uniformly where declared).
+    pub fn sample(&self, rng: &mut impl Rng) -> Candidate {
+        self.params
+            .iter()
+            .map(|p| (p.name.clone(), p.sample(rng)))
+            .collect()
+    }
+
+    /// The candidate at a point of the unit cube, one coordinate per parameter.
+    pub fn decode(&self, point: &[f64]) -> Candidate {
+        self.params
+            .iter()
+            .zip(point)
+            .map(|(p, u)| (p.name.clone(), p.decode(*u)))
+            .collect()
+    }
+
+    /// A candidate's point in the unit cube; parameters it lacks sit mid-range.
+    pub fn encode(&self, candidate: &Candidate) -> Vec<f64> {
+        self.params
+            .iter()
+            .map(|p| candidate.get(&p.name).map_or(0.5, |v| p.encode(v)))
+            .collect()
+    }
+
+    /// Number of points of the full grid (saturating).
+    pub fn grid_size(&self) -> u64 {
+        self.params
+            .iter()
+            .map(|p| p.grid_levels().len() as u64)
+            .fold(1u64, |acc, n| acc.saturating_mul(n))
+    }
+
+    /// The grid point with the given index (mixed-radix over the levels).
+    pub fn grid_point(&self, mut index: u64) -> Candidate {
+        let mut candidate = Candidate::new();
+        for p in self.params.iter().rev() {
+            let levels = p.grid_levels();
+            let n = levels.len() as u64;
+            candidate.insert(p.name.clone(), levels[(index % n) as usize].clone());
+            index /= n;
+        }
+        candidate
+    }
+}
+
+impl SpaceError {
+    fn at(self, real: &Path) -> Self {
+        let path = real.to_path_buf();
+        match self {
+            SpaceError::Parse { message, .. } => SpaceError::Parse { path, message },
+            SpaceError::Param { param, problem, .. } => SpaceError::Param {
+                path,
+                param,
+                problem,
+            },
+            SpaceError::Empty { .. } => SpaceError::Empty { path },
+            other => other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn any(_: &str) -> Result<(), String> {
+        Ok(())
+    }
+
+    const SPACE: &str = r#"
+        [params.share]
+        kind = "float"
+        min = 0.01
+        max = 0.5
+        log = true
+        grid = [0.05, 0.25]
+
+        [params.count]
+        kind = "int"
+        min = 2
+        max = 8
+
+        [params.mode]
+        kind = "choice"
+        values = ["pread", "mmap", "direct"]
+    "#;
+
+    #[test]
+    fn loads_and_samples_inside_the_ranges() {
+        let space = Space::parse("t", SPACE, &any).unwrap();
+        let mut rng = rand::rng();
+        for _ in 0..200 {
+            let c = space.sample(&mut rng);
+            for p in &space.params {
+                assert!(p.contains(&c[&p.name]), "{} = {}", p.name, c[&p.name]);
+            }
+        }
+    }
+
+    #[test]
+    fn encoding_round_trips() {
+        let space = Space::parse("t", SPACE, &any).unwrap();
+        let mut rng = rand::rng();
+        for _ in 0..50 {
+            let c = space.sample(&mut rng);
+            let back = space.decode(&space.encode(&c));
+            assert_eq!(back["count"], c["count"]);
+            assert_eq!(back["mode"], c["mode"]);
+            let (a, b) = (
+                back["share"].as_f64().unwrap(),
+                c["share"].as_f64().unwrap(),
+            );
+            assert!((a - b).abs() < 1e-9 * b.max(1.0));
+        }
+    }
+
+    #[test]
+    fn grid_covers_every_combination_once() {
+        let space = Space::parse("t", SPACE, &any).unwrap();
+        assert_eq!(space.grid_size(), 2 * 2 * 3);
+        let points: Vec<_> = (0..space.grid_size())
+            .map(|i| space.grid_point(i))
+            .collect();
+        for (i, a) in points.iter().enumerate() {
+            assert!(points[i + 1..].iter().all(|b| a != b));
+        }
+    }
+
+    #[test]
+    fn rejections_name_the_parameter() {
+        let bad = SPACE.replace("min = 2", "min = 9");
+        let err = Space::parse("t", &bad, &any).unwrap_err().to_string();
+        assert!(
+            err.contains("`count`") && err.contains("min 9 is above max 8"),
+            "{err}"
+        );
+
+        let bad = SPACE.replace("grid = [0.05, 0.25]", "grid = [0.05, 0.75]");
+        let err = Space::parse("t", &bad, &any).unwrap_err().to_string();
+        assert!(err.contains("`share`") && err.contains("outside"), "{err}");
+
+        let unknown = |n: &str| {
+            if n == "mode" {
+                Err("unknown: known are x, y".to_string())
+            } else {
+                Ok(())
+            }
+        };
+        let err = Space::parse("t", SPACE, &unknown).unwrap_err().to_string();
+        assert!(err.contains("`mode`") && err.contains("known are"), "{err}");
+    }
+
+    #[test]
+    fn malformed_toml_names_the_line() {
+        let err = Space::parse("t", "[params.a]\nkind = \"float\"\nmin = oops\n", &any)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("line 3"), "{err}");
+    }
+}

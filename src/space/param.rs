@@ -1,0 +1,200 @@
+//! One tunable parameter: its kind, range and grid levels, and how it maps to
+//! the unit interval the samplers work in.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+/// A parameter value as written in space files, presets and the journal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Value {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl Value {
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Int(v) => Some(*v as f64),
+            Value::Float(v) => Some(*v),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Bool(v) => write!(f, "{v}"),
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Float(v) => write!(f, "{}", (v * 1e6).round() / 1e6),
+            Value::Str(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// The range of a parameter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Domain {
+    Int {
+        min: i64,
+        max: i64,
+        #[serde(default)]
+        log: bool,
+    },
+    Float {
+        min: f64,
+        max: f64,
+        #[serde(default)]
+        log: bool,
+    },
+    Choice {
+        values: Vec<Value>,
+    },
+}
+
+/// A parameter as declared in a search-space file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Param {
+    #[serde(skip_deserializing)]
+    pub name: String,
+    #[serde(flatten)]
+    pub domain: Domain,
+    /// The levels a grid search tries; choices default to all their values.
+    #[serde(default)]
+    pub grid: Option<Vec<Value>>,
+    /// One line for the report: what the parameter does.
+    #[serde(default)]
+    pub help: String,
+}
+
+impl Param {
+    /// Why the declaration is unusable, if it is.
+    pub fn problem(&self) -> Option<String> {
+        match &self.domain {
+            Domain::Int { min, max, log } => {
+                range_problem(*min as f64, *max as f64, *log).or_else(|| self.grid_problem())
+            }
+            Domain::Float { min, max, log } => {
+                range_problem(*min, *max, *log).or_else(|| self.grid_problem())
+            }
+            Domain::Choice { values } if values.is_empty() => {
+                Some("`values` is empty: list at least one choice".into())
+            }
+            Domain::Choice { .. } => self.grid_problem(),
+        }
+    }
+
+    fn grid_problem(&self) -> Option<String> {
+        let levels = self.grid.as_ref()?;
+        if levels.is_empty() {
+            return Some("`grid` is empty: list at least one level or leave it out".into());
+        }
+        levels
+            .iter()
+            .find(|level| !self.contains(level))
+            .map(|level| format!("grid level {level} is outside the parameter's range"))
+    }
+
+    /// Whether `value` is a value this parameter can take.
+    pub fn contains(&self, value: &Value) -> bool {
+        match (&self.domain, value) {
+            (Domain::Int { min, max, .. }, Value::Int(v)) => (min..=max).contains(&v),
+            (Domain::Float { min, max, .. }, v) => {
+                v.as_f64().is_some_and(|v| (*min..=*max).contains(&v))
+            }
+            (Domain::Choice { values }, v) => values.contains(v),
+            _ => false,
+        }
+    }
+
+    /// The levels a grid search walks through.
+    pub fn grid_levels(&self) -> Vec<Value> {
+        match (&self.grid, &self.domain) {
+            (Some(levels), _) => levels.clone(),
+            (None, Domain::Choice { values }) => values.clone(),
+            (None, Domain::Int { min, max, .. }) => dedup(vec![Value::Int(*min), Value::Int(*max)]),
+            (None, Domain::Float { min, max, .. }) => {
+                dedup(vec![Value::Float(*min), Value::Float(*max)])
+            }
+        }
+    }
+
+    /// A value drawn uniformly over the encoded range (log-uniform for log scales).
+    pub fn sample(&self, rng: &mut impl Rng) -> Value {
+        self.decode(rng.random::<f64>())
+    }
+
+    /// Maps a value to [0, 1], log-scaled where declared so.
+    pub fn encode(&self, value: &Value) -> f64 {
+        match &self.domain {
+            Domain::Int { min, max, log } => unit(
+                value.as_f64().unwrap_or(0.0),
+                *min as f64,
+                *max as f64,
+                *log,
+            ),
+            Domain::Float { min, max, log } => {
+                unit(value.as_f64().unwrap_or(0.0), *min, *max, *log)
+            }
+            Domain::Choice { values } => {
+                let index = values.iter().position(|v| v == value).unwrap_or(0);
+                (index as f64 + 0.5) / values.len() as f64
+            }
+        }
+    }
+
+    /// Maps a point of [0, 1] back to a value, the inverse of [`Param::encode`].
+    pub fn decode(&self, u: f64) -> Value {
+        let u = u.clamp(0.0, 1.0);
+        match &self.domain {
+            Domain::Int { min, max, log } => {
+                let v = from_unit(u, *min as f64 - 0.5, *max as f64 + 0.5, *log && *min > 0);
+                Value::Int((v.round() as i64).clamp(*min, *max))
+            }
+            Domain::Float { min, max, log } => Value::Float(from_unit(u, *min, *max, *log)),
+            Domain::Choice { values } => {
+                let index = ((u * values.len() as f64) as usize).min(values.len() - 1);
+                values[index].clone()
+            }
+        }
+    }
+}
+
+fn range_problem(min: f64, max: f64, log: bool) -> Option<String> {
+    if min > max {
+        Some(format!("min {min} is above max {max}"))
+    } else if log && min <= 0.0 {
+        Some(format!("log = true needs min > 0, but min is {min}"))
+    } else {
+        None
+    }
+}
+
+fn unit(v: f64, min: f64, max: f64, log: bool) -> f64 {
+    if max <= min {
+        return 0.5;
+    }
+    let u = if log {
+        (v.ln() - min.ln()) / (max.ln() - min.ln())
+    } else {
+        (v - min) / (max - min)
+    };
+    u.clamp(0.0, 1.0)
+}
+
+fn from_unit(u: f64, min: f64, max: f64, log: bool) -> f64 {
+    if log && min > 0.0 {
+        (min.ln() + u * (max.ln() - min.ln())).exp()
+    } else {
+        min + u * (max - min)
+    }
+}
+
+fn dedup(mut values: Vec<Value>) -> Vec<Value> {
+    values.dedup();
+    values
+}

@@ -1,0 +1,351 @@
+//! A study: the defaults, then the sampler's candidates, each run as a trial
+//! and recorded in the journal; then confirmation rounds of the best few and
+//! the defaults, interleaved, and the verdict. Outputs are rewritten as the
+//! study goes, so a crash leaves them current.
+
+pub mod journal;
+pub mod verdict;
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
+
+use crate::budget::ByteSize;
+use crate::dataset::Dataset;
+use crate::engine::rocksdb::{default_candidate, RocksConfig};
+use crate::report;
+use crate::scale::Scale;
+use crate::search::Strategy;
+use crate::space::{Candidate, Space};
+use crate::trial::{Measurement, Runner, Status, TrialSpec};
+use journal::{Entry, Journal};
+pub use verdict::{Contender, Verdict};
+
+/// Which part of the study a trial belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Search,
+    Confirm,
+}
+
+/// A finished trial as the journal and the exporters see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialRecord {
+    pub number: usize,
+    pub stage: Stage,
+    /// `defaults` or `#N`, the search trial the candidate came from.
+    pub label: String,
+    pub is_default: bool,
+    pub candidate: Candidate,
+    /// The option set as run, at the scaled budget.
+    pub config: RocksConfig,
+    pub measurement: Measurement,
+}
+
+/// What a study was asked to do: the journal's first entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudyHeader {
+    pub kvtune_version: String,
+    pub dataset: Dataset,
+    pub full_budget: u64,
+    pub scale: Scale,
+    pub scale_reason: String,
+    pub space_name: String,
+    pub strategy: Strategy,
+    pub trials: usize,
+    pub confirm_top: usize,
+    pub confirm_repeats: usize,
+    pub seed: u64,
+}
+
+impl StudyHeader {
+    pub fn scaled_budget(&self) -> u64 {
+        self.scale.apply(self.full_budget)
+    }
+}
+
+/// Everything a study needs besides its header.
+pub struct StudySettings {
+    pub header: StudyHeader,
+    pub space: Space,
+    pub out_dir: PathBuf,
+    pub runner: Runner,
+    pub show_progress: bool,
+}
+
+/// What a finished study hands back.
+pub struct StudyOutcome {
+    pub trials: Vec<TrialRecord>,
+    pub verdict: Option<Verdict>,
+}
+
+/// Trials whose candidate the memory model rejects are recorded but do not
+/// use up `--trials`; past this many in a row the sampler is given up on.
+const MAX_REJECTIONS_IN_A_ROW: usize = 200;
+
+pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
+    let StudySettings {
+        header,
+        space,
+        out_dir,
+        runner,
+        show_progress,
+    } = settings;
+    std::fs::create_dir_all(&out_dir)
+        .with_context(|| format!("creating the output folder {}", out_dir.display()))?;
+    let mut journal = Journal::create(&out_dir.join("journal.jsonl"))?;
+    journal.append(&Entry::Started(Box::new(header.clone())))?;
+    let mut study = Running {
+        header: &header,
+        space: &space,
+        runner: &runner,
+        journal,
+        out_dir: out_dir.clone(),
+        trials: Vec::new(),
+        progress: progress_bar(
+            show_progress,
+            header.trials + (header.confirm_top + 1) * header.confirm_repeats,
+        ),
+        show_progress,
+    };
+
+    study.search()?;
+    let contenders = study.pick_contenders();
+    study.confirm(&contenders)?;
+    let confirm_runs: Vec<TrialRecord> = study
+        .trials
+        .iter()
+        .filter(|t| t.stage == Stage::Confirm)
+        .cloned()
+        .collect();
+    let verdict = verdict::judge(&confirm_runs, header.seed);
+    if let Some(v) = &verdict {
+        study.journal.append(&Entry::Finished {
+            recommended: v.recommended().label.clone(),
+            beats_defaults: v.beats_defaults,
+        })?;
+    }
+    study.progress.finish_and_clear();
+    let outcome = StudyOutcome {
+        trials: study.trials,
+        verdict,
+    };
+    report::write_study(&out_dir, &header, &outcome, &runner.workdir)?;
+    Ok(outcome)
+}
+
+fn progress_bar(show: bool, len: usize) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} trials, ETA {eta}  {msg}",
+        )
+        .expect("valid template"),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}
+
+struct Running<'a> {
+    header: &'a StudyHeader,
+    space: &'a Space,
+    runner: &'a Runner,
+    journal: Journal,
+    out_dir: PathBuf,
+    trials: Vec<TrialRecord>,
+    progress: ProgressBar,
+    show_progress: bool,
+}
+
+impl Running<'_> {
+    fn search(&mut self) -> anyhow::Result<()> {
+        let mut sampler =
+            self.header
+                .strategy
+                .sampler(self.space, self.header.trials, self.header.seed);
+        let defaults = default_candidate(self.header.full_budget);
+        let mut ran = 0;
+        let mut rejected_in_a_row = 0;
+        while ran < self.header.trials && rejected_in_a_row < MAX_REJECTIONS_IN_A_ROW {
+            let defaults_tried = self.trials.iter().any(|t| t.is_default);
+            let (candidate, is_default) = if !defaults_tried {
+                (defaults.clone(), true)
+            } else {
+                match sampler.ask(self.space, &self.trials) {
+                    Some(c) => (c, false),
+                    None => break,
+                }
+            };
+            let label = if is_default {
+                "defaults".to_string()
+            } else {
+                format!("#{}", self.trials.len())
+            };
+            let record = self.trial(Stage::Search, label, candidate, is_default)?;
+            if record.measurement.status == Status::Infeasible
+                && record.measurement.wall_secs == 0.0
+            {
+                rejected_in_a_row += 1;
+            } else {
+                rejected_in_a_row = 0;
+                ran += 1;
+                self.progress.inc(1);
+            }
+            sampler.tell(&record);
+        }
+        Ok(())
+    }
+
+    /// The best few distinct search candidates, then the defaults.
+    fn pick_contenders(&self) -> Vec<(String, Candidate, bool)> {
+        let mut ok: Vec<&TrialRecord> = self
+            .trials
+            .iter()
+            .filter(|t| t.measurement.status == Status::Ok && !t.is_default)
+            .collect();
+        ok.sort_by(|a, b| {
+            b.measurement
+                .ops_per_sec
+                .total_cmp(&a.measurement.ops_per_sec)
+        });
+        let mut picked: Vec<(String, Candidate, bool)> = ok
+            .into_iter()
+            .take(self.header.confirm_top)
+            .map(|t| (t.label.clone(), t.candidate.clone(), false))
+            .collect();
+        picked.push((
+            "defaults".into(),
+            default_candidate(self.header.full_budget),
+            true,
+        ));
+        picked
+    }
+
+    /// Interleaved rounds (A B C, B C A, ...) so drift hits all alike.
+    fn confirm(&mut self, contenders: &[(String, Candidate, bool)]) -> anyhow::Result<()> {
+        self.progress.set_length(
+            self.progress.position() + (contenders.len() * self.header.confirm_repeats) as u64,
+        );
+        for round in 0..self.header.confirm_repeats {
+            for k in 0..contenders.len() {
+                let (label, candidate, is_default) = &contenders[(k + round) % contenders.len()];
+                self.trial(
+                    Stage::Confirm,
+                    label.clone(),
+                    candidate.clone(),
+                    *is_default,
+                )?;
+                self.progress.inc(1);
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs (or rejects) one candidate and records it everywhere.
+    fn trial(
+        &mut self,
+        stage: Stage,
+        label: String,
+        candidate: Candidate,
+        is_default: bool,
+    ) -> anyhow::Result<TrialRecord> {
+        let budget = self.header.scaled_budget();
+        let number = self.trials.len();
+        self.progress
+            .set_message(format!("running {label}{}", self.best_message()));
+        let config = RocksConfig::from_candidate(&candidate, budget).map_err(anyhow::Error::msg)?;
+        let shape = self.header.dataset.workload(budget).shape();
+        let measurement = match config
+            .memory_model(shape.keys, shape.user_bytes)
+            .misfit(budget)
+        {
+            Some(why) => Measurement::not_run(
+                Status::Infeasible,
+                format!("rejected before running: {why}"),
+            ),
+            None => {
+                let spec = TrialSpec {
+                    config: config.clone(),
+                    dataset: self.header.dataset.clone(),
+                    budget,
+                    seed: self.header.seed,
+                };
+                self.runner.run(&spec, &number.to_string())?
+            }
+        };
+        let record = TrialRecord {
+            number,
+            stage,
+            label,
+            is_default,
+            candidate,
+            config,
+            measurement,
+        };
+        self.log(&record);
+        self.journal
+            .append(&Entry::Trial(Box::new(record.clone())))?;
+        self.trials.push(record.clone());
+        let phases = self
+            .header
+            .dataset
+            .workload(self.header.scaled_budget())
+            .phase_names();
+        report::write_trials_csv(&self.out_dir, self.space, &phases, &self.trials)?;
+        Ok(record)
+    }
+
+    fn best_message(&self) -> String {
+        self.trials
+            .iter()
+            .filter(|t| t.measurement.status == Status::Ok)
+            .max_by(|a, b| {
+                a.measurement
+                    .ops_per_sec
+                    .total_cmp(&b.measurement.ops_per_sec)
+            })
+            .map(|t| {
+                format!(
+                    "; best so far {} ({:.0} ops/s)",
+                    t.label, t.measurement.ops_per_sec
+                )
+            })
+            .unwrap_or_default()
+    }
+
+    fn log(&self, t: &TrialRecord) {
+        let m = &t.measurement;
+        let stage = match t.stage {
+            Stage::Search => "search",
+            Stage::Confirm => "confirm",
+        };
+        let line = match m.status {
+            Status::Ok => format!(
+                "{stage:7} trial {:>3} {:9} {:>10.0} ops/s  {:5.1} s  peak {}",
+                t.number,
+                t.label,
+                m.ops_per_sec,
+                m.wall_secs,
+                ByteSize(m.peak_memory)
+            ),
+            _ => format!(
+                "{stage:7} trial {:>3} {:9} {}: {}",
+                t.number,
+                t.label,
+                m.status,
+                m.reason.as_deref().unwrap_or("")
+            ),
+        };
+        match (self.show_progress, self.progress.is_hidden()) {
+            (true, true) => eprintln!("{line}"),
+            (true, false) => self.progress.println(line),
+            (false, _) => {}
+        }
+    }
+}

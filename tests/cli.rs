@@ -1,0 +1,282 @@
+//! End-to-end tests: the kvtune binary against real RocksDB on small budgets.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use kvtune::report::Preset;
+use kvtune::study::journal::{Entry, Journal};
+
+fn kvtune(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kvtune"))
+        .args(args)
+        .output()
+        .expect("kvtune runs")
+}
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn path_arg(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn tune_writes_every_output_and_cleans_up() {
+    let dir = scratch();
+    let (out, work) = (dir.path().join("out"), dir.path().join("work"));
+    let run = kvtune(&[
+        "--budget",
+        "64M",
+        "--dataset",
+        "spork",
+        "--scale",
+        "1",
+        "--trials",
+        "3",
+        "--confirm-top",
+        "1",
+        "--confirm-repeats",
+        "2",
+        "--seed",
+        "7",
+        "--out",
+        &path_arg(&out),
+        "--workdir",
+        &path_arg(&work),
+    ]);
+    assert!(run.status.success(), "{}", text(&run));
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.contains("ops/s") && stdout.contains("preset.toml"),
+        "{stdout}"
+    );
+
+    // preset.toml parses and holds absolute options for the full budget.
+    let preset = Preset::load(&out.join("preset.toml")).unwrap();
+    assert_eq!(preset.budget_bytes, 64 << 20);
+    assert_eq!(preset.dataset, "spork");
+    let measured = preset.measured.as_ref().unwrap();
+    assert!(measured.ops_per_sec_median > 0.0);
+    assert!(
+        measured.ops_per_sec_ci95[0] <= measured.ops_per_sec_median
+            && measured.ops_per_sec_median <= measured.ops_per_sec_ci95[1]
+    );
+    assert!(preset.rocksdb.block_cache_size > 0 && preset.rocksdb.block_cache_size < 64 << 20);
+
+    // The OPTIONS file loads in RocksDB, unknown options not ignored.
+    let load_dir = dir.path().join("load");
+    std::fs::create_dir_all(&load_dir).unwrap();
+    std::fs::copy(out.join("OPTIONS"), load_dir.join("OPTIONS-000001")).unwrap();
+    let cache = rocksdb::Cache::new_lru_cache(1 << 20);
+    let env = rocksdb::Env::new().unwrap();
+    let (_options, families) = rocksdb::Options::load_latest(&load_dir, env, false, cache)
+        .expect("RocksDB loads the OPTIONS file");
+    assert_eq!(families.len(), 1);
+    let options_text = std::fs::read_to_string(out.join("OPTIONS")).unwrap();
+    assert!(
+        options_text.contains(&format!(
+            "write_buffer_size={}",
+            preset.rocksdb.write_buffer_size
+        )),
+        "{options_text}"
+    );
+
+    // One CSV row per trial, as many as the journal records.
+    let entries = Journal::read(&out.join("journal.jsonl")).unwrap();
+    let records: Vec<_> = entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Trial(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    let trials = records.len();
+    let ran = records
+        .iter()
+        .filter(|t| t.measurement.wall_secs > 0.0)
+        .count();
+    assert_eq!(
+        ran,
+        3 + 2 * 2,
+        "trials run (rejected candidates are recorded too)"
+    );
+    assert!(matches!(entries.first(), Some(Entry::Started(_))));
+    assert!(matches!(entries.last(), Some(Entry::Finished { .. })));
+    let mut csv = csv::Reader::from_path(out.join("trials.csv")).unwrap();
+    let headers = csv.headers().unwrap().clone();
+    for column in [
+        "ops_per_sec",
+        "serve_p99_us",
+        "write_amplification",
+        "peak_memory_bytes",
+        "block_cache_share",
+        "rocksdb.block_size",
+    ] {
+        assert!(headers.iter().any(|h| h == column), "no column {column}");
+    }
+    assert_eq!(csv.records().count(), trials);
+
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let answer = report.find("## Answer").expect("an answer section");
+    assert!(answer < report.find("## Every trial").unwrap());
+
+    // Every trial's database is gone.
+    let left: Vec<PathBuf> = std::fs::read_dir(&work)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "left in the work directory: {left:?}");
+}
+
+#[test]
+fn grid_over_the_badger_thread_space() {
+    let dir = scratch();
+    let out = dir.path().join("out");
+    let run = kvtune(&[
+        "tune",
+        "--budget",
+        "64M",
+        "--dataset",
+        "spork",
+        "--scale",
+        "1",
+        "--strategy",
+        "grid",
+        "--space",
+        "badger-thread",
+        "--trials",
+        "3",
+        "--confirm-top",
+        "0",
+        "--confirm-repeats",
+        "1",
+        "--out",
+        &path_arg(&out),
+        "--workdir",
+        &path_arg(&dir.path().join("work")),
+    ]);
+    assert!(run.status.success(), "{}", text(&run));
+    let mut csv = csv::Reader::from_path(out.join("trials.csv")).unwrap();
+    let headers = csv.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = csv.records().map(|r| r.unwrap()).collect();
+    let ran: Vec<&csv::StringRecord> = rows
+        .iter()
+        .filter(|r| r[column("wall_secs")].parse::<f64>().unwrap() > 0.0)
+        .collect();
+    assert_eq!(
+        ran.len(),
+        3 + 1,
+        "three search trials and one confirmation run"
+    );
+    let grid: Vec<&str> = ran[1..3].iter().map(|r| &r[column("load_mode")]).collect();
+    assert!(
+        grid.iter().all(|mode| ["pread", "mmap"].contains(mode)),
+        "{grid:?}"
+    );
+}
+
+#[test]
+fn bench_prints_medians_as_json() {
+    let dir = scratch();
+    let run = kvtune(&[
+        "bench",
+        "--preset",
+        "defaults",
+        "--dataset",
+        "spork",
+        "--budget",
+        "64M",
+        "--scale",
+        "1",
+        "--repeat",
+        "2",
+        "--json",
+        "--workdir",
+        &path_arg(&dir.path().join("work")),
+    ]);
+    assert!(run.status.success(), "{}", text(&run));
+    let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(json["runs"].as_array().unwrap().len(), 2);
+    let metrics = json["metrics"].as_array().unwrap();
+    let ops = metrics
+        .iter()
+        .find(|m| m[0] == "ops/s (whole replay)")
+        .unwrap();
+    assert!(ops[1]["median"]["point"].as_f64().unwrap() > 0.0);
+    assert!(metrics.iter().any(|m| m[0] == "serve p99 us"));
+}
+
+#[test]
+fn bad_input_is_named_and_fails() {
+    let run = kvtune(&["--budget", "64M", "--dataset", "nosuch"]);
+    assert!(!run.status.success());
+    assert!(
+        text(&run).contains("unknown dataset `nosuch`") && text(&run).contains("spork"),
+        "{}",
+        text(&run)
+    );
+
+    let run = kvtune(&["--budget", "12X", "--dataset", "spork"]);
+    assert!(!run.status.success());
+    assert!(text(&run).contains("K, M, G or T"), "{}", text(&run));
+
+    let dir = scratch();
+    let space = dir.path().join("bad.toml");
+    std::fs::write(
+        &space,
+        "[params.bloom_bits]\nkind = \"int\"\nmin = 0\nmax = oops\n",
+    )
+    .unwrap();
+    let run = kvtune(&[
+        "--budget",
+        "64M",
+        "--dataset",
+        "spork",
+        "--scale",
+        "1",
+        "--space",
+        &path_arg(&space),
+    ]);
+    assert!(!run.status.success());
+    assert!(
+        text(&run).contains("bad.toml") && text(&run).contains("line 4"),
+        "{}",
+        text(&run)
+    );
+
+    std::fs::write(
+        &space,
+        "[params.bloom_bitz]\nkind = \"int\"\nmin = 0\nmax = 3\n",
+    )
+    .unwrap();
+    let run = kvtune(&[
+        "--budget",
+        "64M",
+        "--dataset",
+        "spork",
+        "--scale",
+        "1",
+        "--space",
+        &path_arg(&space),
+    ]);
+    assert!(!run.status.success());
+    assert!(
+        text(&run).contains("`bloom_bitz`") && text(&run).contains("known are"),
+        "{}",
+        text(&run)
+    );
+
+    let run = kvtune(&["--budget", "100T", "--dataset", "spork", "--scale", "1"]);
+    assert!(!run.status.success());
+    assert!(text(&run).contains("--scale"), "{}", text(&run));
+}
