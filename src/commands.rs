@@ -187,6 +187,12 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
     if args.trials == 0 {
         bail!("--trials 0: give at least 1 (the first trial is RocksDB's defaults)");
     }
+    if args.confirm_repeats < 5 && !args.common.json {
+        eprintln!(
+            "warning: with --confirm-repeats {} the Mann-Whitney test cannot reach p < 0.05, so no candidate can be shown to beat the defaults; use 5 or more",
+            args.confirm_repeats
+        );
+    }
     let runner = runner(&args.common)?;
     let choice = pick_scale(&args.common, &dataset, full_budget, &runner)?;
     let out_dir = args
