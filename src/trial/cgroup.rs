@@ -53,6 +53,18 @@ fn parent_dir() -> Result<(PathBuf, Version), String> {
     Err("no writable memory cgroup: neither a v1 memory controller nor a v2 hierarchy with memory in cgroup.subtree_control".into())
 }
 
+/// Removes empty cgroups below ours whose name `stale` says is left over.
+pub fn sweep(stale: &dyn Fn(&str) -> bool) {
+    let Ok((parent, _)) = parent_dir() else {
+        return;
+    };
+    for entry in fs::read_dir(parent).into_iter().flatten().flatten() {
+        if entry.path().is_dir() && stale(&entry.file_name().to_string_lossy()) {
+            let _ = fs::remove_dir(entry.path());
+        }
+    }
+}
+
 impl MemoryCgroup {
     /// Makes a cgroup named `name` capped at `limit` bytes.
     pub fn create(name: &str, limit: u64) -> Result<Self, String> {

@@ -139,6 +139,7 @@ static CGROUP_WARNING: std::sync::Once = std::sync::Once::new();
 
 impl Runner {
     pub fn new(workdir: PathBuf) -> anyhow::Result<Self> {
+        sweep_stale(&workdir);
         Ok(Runner {
             exe: std::env::current_exe().context("finding the kvtune binary to run trials with")?,
             workdir,
@@ -152,7 +153,7 @@ impl Runner {
         std::fs::create_dir_all(&self.workdir)
             .with_context(|| format!("creating the work directory {}", self.workdir.display()))?;
         let dir = tempfile::Builder::new()
-            .prefix(&format!("trial-{label}-"))
+            .prefix(&format!("trial-{}-{label}-", std::process::id()))
             .tempdir_in(&self.workdir)
             .with_context(|| format!("making a trial directory in {}", self.workdir.display()))?;
         let spec_path = dir.path().join("spec.json");
@@ -172,6 +173,14 @@ impl Runner {
             .stderr(Stdio::piped());
         if let Some(group) = &group {
             command.arg(&group.path);
+        }
+        // The worker dies with kvtune (Ctrl-C, kill), never running on alone.
+        // SAFETY: prctl is async-signal-safe and touches no memory of ours.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
         }
         let started = Instant::now();
         let mut child = command
@@ -278,6 +287,25 @@ impl Runner {
             format!("the trial failed ({how}): {}", last_lines()),
         )
     }
+}
+
+/// Removes trial directories and cgroups left by kvtune processes that died
+/// (names carry the owner's pid), so an interrupted run leaves nothing behind.
+fn sweep_stale(workdir: &Path) {
+    let dead = |name: &str, prefix: &str| {
+        let pid = name
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok());
+        // SAFETY: kill with signal 0 only checks that the process exists.
+        pid.is_some_and(|pid| unsafe { libc::kill(pid, 0) } != 0)
+    };
+    for entry in std::fs::read_dir(workdir).into_iter().flatten().flatten() {
+        if dead(&entry.file_name().to_string_lossy(), "trial-") {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+    cgroup::sweep(&|name| dead(name, "kvtune-"));
 }
 
 /// The child's side: join the cgroup, replay the workload, report.
