@@ -87,7 +87,7 @@ pub struct TuneArgs {
     /// Best search candidates re-run against the defaults at the end.
     #[arg(long, value_name = "K", default_value_t = 2)]
     pub confirm_top: usize,
-    /// Runs of each confirmed candidate and of the defaults (5 or more for a p value below 0.05 to be possible).
+    /// Runs of each confirmed candidate and of the defaults (4 or more for a p value below 0.05 to be possible).
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub confirm_repeats: usize,
     #[command(flatten)]

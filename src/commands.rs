@@ -7,13 +7,13 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use serde::Serialize;
 
-use crate::budget::{machine_memory, ByteSize};
+use crate::budget::{machine_memory, ByteSize, GIB};
 use crate::cli::{BenchArgs, Common, TuneArgs, WorkerArgs};
 use crate::dataset::Dataset;
-use crate::engine::rocksdb::{default_candidate, param_known, RocksConfig};
+use crate::engine::rocksdb::{complete, default_candidate, param_known, RocksConfig};
 use crate::report::Preset;
 use crate::scale::{self, Scale, ScaleChoice};
-use crate::space::{Candidate, Space};
+use crate::space::{Candidate, Domain, Space};
 use crate::stats::{summarize, Summary};
 use crate::study::{self, StudyHeader, StudySettings};
 use crate::trial::{self, Measurement, Runner, Status, TrialSpec};
@@ -36,7 +36,28 @@ fn load_space(name_or_path: &str) -> anyhow::Result<Space> {
         let known: Vec<&str> = BUILT_IN_SPACES.iter().map(|(n, _)| *n).collect();
         bail!("search space `{name_or_path}` is neither a file nor a built-in space; built-in spaces are {}", known.join(", "));
     }
-    Ok(Space::load(path, &param_known)?)
+    let space = Space::load(path, &param_known)?;
+    check_space_values(&space)
+        .map_err(|e| anyhow::anyhow!("search space {}, {e}", path.display()))?;
+    Ok(space)
+}
+
+/// Every level, bound and choice of a space must be a value RocksDB takes, so
+/// a bad one is caught before the study starts, not at the trial that draws it.
+fn check_space_values(space: &Space) -> Result<(), String> {
+    for param in &space.params {
+        let mut values = param.grid_levels();
+        if let Domain::Choice { values: choices } = &param.domain {
+            values.extend(choices.iter().cloned());
+        }
+        for value in values {
+            let mut candidate = default_candidate(GIB);
+            candidate.insert(param.name.clone(), value.clone());
+            RocksConfig::from_candidate(&candidate, GIB)
+                .map_err(|why| format!("parameter `{}`: value {value}: {why}", param.name))?;
+        }
+    }
+    Ok(())
 }
 
 /// A runner whose trials stop at ten times the target length.
@@ -79,13 +100,28 @@ fn warn_if_tmpfs(dir: &Path) {
 /// by calibration runs of the defaults.
 fn pick_scale(
     common: &Common,
+    asked: Option<(Scale, &str)>,
     dataset: &Dataset,
     full_budget: u64,
     runner: &Runner,
 ) -> anyhow::Result<ScaleChoice> {
     let memory = machine_memory();
-    if let Some(scale) = common.scale {
+    if full_budget < scale::MIN_SCALED_BUDGET {
+        bail!(
+            "--budget {} is below the smallest budget kvtune can measure, {}: RocksDB and the trial process need that much before any cache or memtable",
+            ByteSize(full_budget),
+            ByteSize(scale::MIN_SCALED_BUDGET)
+        );
+    }
+    if let Some((scale, source)) = asked {
         let scaled = scale.apply(full_budget);
+        if scaled < scale::MIN_SCALED_BUDGET {
+            bail!(
+                "--scale {scale} gives a budget of {}, below the smallest kvtune can measure ({}): give a larger --scale",
+                ByteSize(scaled),
+                ByteSize(scale::MIN_SCALED_BUDGET),
+            );
+        }
         if scaled > memory / 2 {
             bail!(
                 "--scale {scale} gives a budget of {} but this machine has {} of memory, and a trial needs its budget plus room for kvtune: \
@@ -97,7 +133,7 @@ fn pick_scale(
         }
         return Ok(ScaleChoice {
             scale,
-            reason: format!("scale {scale} as asked (--scale)"),
+            reason: format!("scale {scale} {source}"),
         });
     }
     if !common.json {
@@ -146,7 +182,7 @@ fn run_candidate(
         budget,
         seed,
     };
-    runner.run(&spec, label)
+    runner.run(&spec, label, None)
 }
 
 fn default_out_dir(dataset: &str, budget: u64) -> PathBuf {
@@ -187,14 +223,18 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
     if args.trials == 0 {
         bail!("--trials 0: give at least 1 (the first trial is RocksDB's defaults)");
     }
-    if args.confirm_repeats < 5 && !args.common.json {
+    if args.confirm_repeats == 0 {
+        bail!("--confirm-repeats 0: give at least 1 (4 or more for a p value below 0.05 to be possible)");
+    }
+    if args.confirm_repeats < 4 && !args.common.json {
         eprintln!(
-            "warning: with --confirm-repeats {} the Mann-Whitney test cannot reach p < 0.05, so no candidate can be shown to beat the defaults; use 5 or more",
+            "warning: with --confirm-repeats {} the Mann-Whitney test cannot reach p < 0.05, so no candidate can be shown to beat the defaults; use 4 or more",
             args.confirm_repeats
         );
     }
     let runner = runner(&args.common)?;
-    let choice = pick_scale(&args.common, &dataset, full_budget, &runner)?;
+    let asked = args.common.scale.map(|s| (s, "as asked (--scale)"));
+    let choice = pick_scale(&args.common, asked, &dataset, full_budget, &runner)?;
     let out_dir = args
         .out
         .clone()
@@ -253,30 +293,14 @@ fn print_answer(header: &StudyHeader, outcome: &study::StudyOutcome, out_dir: &P
         return;
     };
     let best = v.recommended();
-    let s = &best.summary.median;
     let _ = writeln!(
         out,
-        "\n{} at a budget of {} (measured at scale {}):",
+        "\n{} at a budget of {} (measured at scale {}):\n  {}",
         header.dataset.name,
         ByteSize(header.full_budget),
-        header.scale
+        header.scale,
+        v.headline()
     );
-    match (v.beats_defaults, best.change, best.p_value) {
-        (true, Some(c), Some(p)) => {
-            let _ = writeln!(
-                out,
-                "  recommended {}: {:.0} ops/s [95% CI {:.0} .. {:.0}], {:+.1}% over RocksDB's defaults [{:+.1}% .. {:+.1}%], p = {:.3}",
-                best.label, s.point, s.low, s.high, c.point * 100.0, c.low * 100.0, c.high * 100.0, p
-            );
-        }
-        _ => {
-            let _ = writeln!(
-                out,
-                "  no candidate beat RocksDB's defaults significantly; recommended: the defaults, {:.0} ops/s [95% CI {:.0} .. {:.0}]",
-                s.point, s.low, s.high
-            );
-        }
-    }
     let _ = writeln!(
         out,
         "  peak memory {} of the scaled budget {}",
@@ -317,20 +341,27 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         .or_else(|| preset.as_ref().map(|p| p.dataset.clone()));
     let dataset =
         Dataset::find(&dataset_name.context("--dataset is required with --preset defaults")?)?;
-    let candidate = preset
-        .as_ref()
-        .map_or_else(|| default_candidate(full_budget), |p| p.candidate.clone());
+    let candidate = preset.as_ref().map_or_else(
+        || default_candidate(full_budget),
+        |p| complete(&p.candidate, full_budget),
+    );
     RocksConfig::from_candidate(&candidate, full_budget)
         .map_err(|e| anyhow::anyhow!("preset {}: {e}", args.preset))?;
     if args.repeat == 0 {
         bail!("--repeat 0: give at least 1");
     }
     let runner = runner(&args.common)?;
-    let mut common = args.common.clone();
-    if common.scale.is_none() {
-        common.scale = preset.as_ref().and_then(|p| p.scale.parse().ok());
-    }
-    let choice = pick_scale(&common, &dataset, full_budget, &runner)?;
+    let asked = match (args.common.scale, &preset) {
+        (Some(scale), _) => Some((scale, "as asked (--scale)")),
+        (None, Some(p)) => Some((
+            p.scale
+                .parse::<Scale>()
+                .map_err(|e| anyhow::anyhow!("preset {}: {e}", args.preset))?,
+            "the preset was measured at (--scale changes it)",
+        )),
+        (None, None) => None,
+    };
+    let choice = pick_scale(&args.common, asked, &dataset, full_budget, &runner)?;
     if !args.common.json {
         eprintln!(
             "kvtune bench: {} at budget {}, scale {} ({}), {} runs",

@@ -124,7 +124,7 @@ pub fn choose(
     let slope = slope.max(t_larger / b_larger);
     let intercept = (t_larger - slope * b_larger).max(0.0);
     let predict = |s: Scale| intercept + slope * s.apply(full_budget) as f64;
-    let mut scale = larger;
+    let mut scale = small;
     while scale.shift > memory_scale.shift
         && predict(Scale {
             shift: scale.shift - 1,

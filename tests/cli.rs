@@ -276,6 +276,46 @@ fn bad_input_is_named_and_fails() {
         text(&run)
     );
 
+    std::fs::write(
+        &space,
+        "[params.compression]\nkind = \"choice\"\nvalues = [\"lz4\", \"zlib\"]\n",
+    )
+    .unwrap();
+    let run = kvtune(&[
+        "--budget",
+        "64M",
+        "--dataset",
+        "spork",
+        "--scale",
+        "1",
+        "--space",
+        &path_arg(&space),
+    ]);
+    assert!(!run.status.success());
+    assert!(
+        text(&run).contains("`compression`") && text(&run).contains("zlib"),
+        "{}",
+        text(&run)
+    );
+
+    // An output folder that holds files is not mixed into.
+    let run = kvtune(&[
+        "--budget",
+        "64M",
+        "--dataset",
+        "spork",
+        "--scale",
+        "1",
+        "--out",
+        &path_arg(dir.path()),
+    ]);
+    assert!(!run.status.success());
+    assert!(text(&run).contains("already holds files"), "{}", text(&run));
+
+    let run = kvtune(&["--budget", "64M", "--dataset", "spork", "--scale", "1/4"]);
+    assert!(!run.status.success());
+    assert!(text(&run).contains("smallest"), "{}", text(&run));
+
     let run = kvtune(&["--budget", "100T", "--dataset", "spork", "--scale", "1"]);
     assert!(!run.status.success());
     assert!(text(&run).contains("--scale"), "{}", text(&run));

@@ -34,7 +34,7 @@ fn a_trial_killed_by_its_cgroup_is_infeasible() {
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let budget = 64 << 20;
-    // Memtables of 1 GiB under a 32 MiB cap: the memtable outgrows the cap.
+    // Memtables of 1 GiB each under a 64 MiB cap: the memtable outgrows the cap.
     let mut candidate = default_candidate(budget);
     candidate.insert("memtable_share".into(), Value::Float(0.5));
     let config = RocksConfig::from_candidate(&candidate, 4 << 30).unwrap();
@@ -44,7 +44,7 @@ fn a_trial_killed_by_its_cgroup_is_infeasible() {
         budget,
         seed: 1,
     };
-    let m = runner(dir.path()).run(&spec, "oom").unwrap();
+    let m = runner(dir.path()).run(&spec, "oom", None).unwrap();
     assert_eq!(m.status, Status::Infeasible, "{m:?}");
     assert!(m.reason.as_deref().unwrap().contains("cgroup"), "{m:?}");
     assert_eq!(
@@ -68,7 +68,7 @@ fn a_fitting_trial_reports_peak_memory_from_the_cgroup() {
         budget,
         seed: 1,
     };
-    let m = runner(dir.path()).run(&spec, "fits").unwrap();
+    let m = runner(dir.path()).run(&spec, "fits", None).unwrap();
     assert_eq!(m.status, Status::Ok, "{m:?}");
     assert!(m.memory_source.contains("cgroup"), "{}", m.memory_source);
     assert!(
@@ -83,5 +83,28 @@ fn a_fitting_trial_reports_peak_memory_from_the_cgroup() {
     assert!(
         serve.read_hit_rate.unwrap() > 0.5,
         "reads found too little: {serve:?}"
+    );
+}
+
+#[test]
+fn a_trial_past_its_prune_limit_is_pruned_and_cleaned_up() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let budget = 64 << 20;
+    let config = RocksConfig::from_candidate(&default_candidate(budget), budget).unwrap();
+    let spec = TrialSpec {
+        config,
+        dataset: Dataset::find("spork").unwrap(),
+        budget,
+        seed: 1,
+    };
+    let m = runner(dir.path())
+        .run(&spec, "slow", Some(Duration::from_millis(300)))
+        .unwrap();
+    assert_eq!(m.status, Status::Pruned, "{m:?}");
+    assert!(m.wall_secs < 5.0, "{m:?}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "trial directory left behind"
     );
 }

@@ -90,6 +90,12 @@ impl SporkParams {
         if let Some((name, v)) = positive.iter().find(|(_, v)| v.is_nan() || *v <= 0.0) {
             return Some(format!("[spork] {name} = {v}: it must be above 0"));
         }
+        let sizes = self.slab_share + self.small_share + self.code_share;
+        if (sizes - 1.0).abs() > 1e-6 {
+            return Some(format!(
+                "[spork] slab_share + small_share + code_share add up to {sizes}, not 1"
+            ));
+        }
         let mix = self.serve_register_share + self.serve_event_share + self.serve_transaction_share;
         ((mix - 1.0).abs() > 1e-6)
             .then(|| format!("[spork] the serve_*_share values add up to {mix}, not 1"))

@@ -22,8 +22,8 @@ pub fn push_id32(out: &mut Vec<u8>, seed: u64, a: u64, b: u64) {
 }
 
 /// A block of bytes values are cut from. Each 16-byte chunk is fresh random
-/// bytes, or (with probability 1 - 1/compressibility) a copy of one of the 16
-/// chunks before it, so LZ compressors (snappy, lz4, zstd) shrink any slice of
+/// bytes, or (with probability 1 - 1/compressibility) a copy of one of the 4
+/// chunks before it (so even a 45-byte value holds repeats), so LZ compressors (snappy, lz4, zstd) shrink any slice of
 /// it by about `compressibility`, as they do real CBOR or protobuf payloads.
 pub fn corpus(len: usize, compressibility: f64, seed: u64) -> Vec<u8> {
     const CHUNK: usize = 16;
@@ -31,7 +31,7 @@ pub fn corpus(len: usize, compressibility: f64, seed: u64) -> Vec<u8> {
     let repeat = (1.0 - 1.0 / compressibility.max(1.0)).clamp(0.0, 0.99);
     let mut out = vec![0u8; len.div_ceil(CHUNK) * CHUNK];
     for start in (0..out.len()).step_by(CHUNK) {
-        let back = rng.random_range(1..=16usize) * CHUNK;
+        let back = rng.random_range(1..=4usize) * CHUNK;
         if start >= back && rng.random::<f64>() < repeat {
             out.copy_within(start - back..start - back + CHUNK, start);
         } else {
@@ -70,7 +70,7 @@ mod tests {
         assert_eq!(x, corpus(1 << 16, 2.5, 7));
         let chunks: Vec<&[u8]> = x.chunks(16).collect();
         let repeats = (16..chunks.len())
-            .filter(|&i| (1..=16).any(|b| chunks[i] == chunks[i - b]))
+            .filter(|&i| (1..=4).any(|b| chunks[i] == chunks[i - b]))
             .count() as f64;
         let share = repeats / (chunks.len() - 16) as f64;
         assert!((share - 0.6).abs() < 0.05, "repeated share {share}");

@@ -132,6 +132,14 @@ pub fn default_candidate(full_budget: u64) -> Candidate {
     .collect()
 }
 
+/// `candidate` with every parameter it leaves out set to the defaults fitted
+/// to the full budget, so what is recorded is exactly what runs at any scale.
+pub fn complete(candidate: &Candidate, full_budget: u64) -> Candidate {
+    let mut full = default_candidate(full_budget);
+    full.extend(candidate.iter().map(|(k, v)| (k.clone(), v.clone())));
+    full
+}
+
 /// A complete RocksDB option set in absolute terms, as the preset records it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RocksConfig {

@@ -33,6 +33,9 @@ pub struct PhaseResult {
     pub mb_per_sec: f64,
     pub write_bytes: u64,
     pub read_bytes: u64,
+    /// User bytes written by the whole phase, warm-up included (what the
+    /// engine's own counters cover, for write amplification).
+    pub all_write_bytes: u64,
     /// Reads that found something, as a share of reads.
     pub read_hit_rate: Option<f64>,
     pub latency: Latency,
@@ -41,6 +44,7 @@ pub struct PhaseResult {
 /// Counts for the part of a phase being measured.
 struct Tally {
     ops: u64,
+    all_write_bytes: u64,
     nanos: u64,
     write_bytes: u64,
     read_bytes: u64,
@@ -53,6 +57,7 @@ impl Tally {
     fn new() -> Self {
         Tally {
             ops: 0,
+            all_write_bytes: 0,
             nanos: 0,
             write_bytes: 0,
             read_bytes: 0,
@@ -85,6 +90,7 @@ impl Tally {
             mb_per_sec: per_sec((self.write_bytes + self.read_bytes) as f64 / 1e6),
             write_bytes: self.write_bytes,
             read_bytes: self.read_bytes,
+            all_write_bytes: self.all_write_bytes,
             read_hit_rate: (self.reads > 0).then(|| self.reads_found as f64 / self.reads as f64),
             latency: Latency {
                 p50_us: q(0.5),
@@ -111,6 +117,7 @@ pub fn run_phase(
         if counted {
             tally.ops += batch.ops.len() as u64;
         }
+        tally.all_write_bytes += batch.write_bytes();
         apply(
             store,
             &batch,

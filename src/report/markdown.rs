@@ -46,46 +46,23 @@ pub fn report(header: &StudyHeader, outcome: &StudyOutcome) -> String {
 
 fn answer(md: &mut String, header: &StudyHeader, v: &Verdict) {
     let best = v.recommended();
-    let s = &best.summary;
     md.push_str("## Answer\n\n");
-    if v.beats_defaults {
-        let change = best.change.expect("a winner is compared with the defaults");
-        let _ = writeln!(
-            md,
-            "Use candidate **{}**: {} ops/s (median of {} runs, 95% CI {} to {}), **{}** over RocksDB's defaults fitted to the budget \
-             (95% CI {} to {}, Mann-Whitney p = {:.3}).\n",
-            best.label,
-            ops(s.median.point),
-            s.n,
-            ops(s.median.low),
-            ops(s.median.high),
-            pct(change.point),
-            pct(change.low),
-            pct(change.high),
-            best.p_value.unwrap_or(1.0)
-        );
-    } else {
-        let _ = writeln!(
-            md,
-            "**No candidate beat RocksDB's defaults significantly (p < 0.05), so kvtune recommends the defaults**, fitted to the budget: \
-             {} ops/s (median of {} runs, 95% CI {} to {}).\n",
-            ops(s.median.point),
-            s.n,
-            ops(s.median.low),
-            ops(s.median.high)
-        );
-        if let Some(close) = v.contenders.iter().find(|c| !c.is_default) {
-            if let (Some(change), Some(p)) = (close.change, close.p_value) {
-                let _ = writeln!(
-                    md,
-                    "The best other candidate, {}, measured {} (95% CI {} to {}, p = {:.3}).\n",
-                    close.label,
-                    pct(change.point),
-                    pct(change.low),
-                    pct(change.high),
-                    p
-                );
-            }
+    let _ = writeln!(md, "**{}**\n", v.headline());
+    if let Some(close) = v
+        .contenders
+        .iter()
+        .find(|c| !c.is_default && !v.beats_defaults)
+    {
+        if let (Some(change), Some(p)) = (close.change, close.p_value) {
+            let _ = writeln!(
+                md,
+                "The best other candidate, {}, measured {} (95% CI {} to {}, p = {:.3}).\n",
+                close.label,
+                pct(change.point),
+                pct(change.low),
+                pct(change.high),
+                p
+            );
         }
     }
     let _ = writeln!(
@@ -212,7 +189,7 @@ fn trials(md: &mut String, header: &StudyHeader, outcome: &StudyOutcome) {
         let _ = write!(md, " {p} ops/s |");
     }
     md.push_str(" write amp | disk | bytes/key | peak memory | wall s | parameters |\n|---");
-    md.push_str(&"|---".repeat(phases.len() + 11));
+    md.push_str(&"|---".repeat(phases.len() + 10));
     md.push_str("|\n");
     for t in &outcome.trials {
         let m = &t.measurement;

@@ -56,11 +56,16 @@ pub fn write_study(
     let options = options_file(&config, scratch)?;
     let banner = format!(
         "# RocksDB options recommended by kvtune {} for the `{}` workload at a memory budget of {}.\n\
-         # Load with rocksdb::LoadOptionsFromFile (C++), OptionsUtil.loadOptionsFromFile (Java),\n\
-         # or Options::load_latest (Rust) after copying it into a database directory as OPTIONS-000001.\n",
+         # RocksDB does not write the block cache into OPTIONS files: create an LRU cache of\n\
+         # block_cache_size = {} bytes ({}) and pass it when loading, e.g. Options::load_latest(dir, env,\n\
+         # false, Cache::new_lru_cache({})) in Rust or LoadOptionsFromFile(config_options, path, &db_opts,\n\
+         # &cf_descs, &cache) in C++. (load_latest reads a database directory: copy this file in as OPTIONS-000001.)\n",
         env!("CARGO_PKG_VERSION"),
         header.dataset.name,
-        crate::budget::ByteSize(header.full_budget)
+        crate::budget::ByteSize(header.full_budget),
+        config.block_cache_size,
+        crate::budget::ByteSize(config.block_cache_size),
+        config.block_cache_size,
     );
     write(dir, "OPTIONS", format!("{banner}{options}").as_bytes())
 }

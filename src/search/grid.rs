@@ -20,7 +20,8 @@ const LISTED: u64 = 1 << 20;
 impl GridSampler {
     pub fn new(space: &Space, trials: usize, mut rng: StdRng) -> Self {
         let size = space.grid_size();
-        let order = if size <= trials as u64 {
+        // The defaults take one of the trials.
+        let order = if size < trials as u64 {
             (0..size).collect()
         } else if size <= LISTED {
             let mut all: Vec<u64> = (0..size).collect();

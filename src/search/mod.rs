@@ -44,7 +44,10 @@ impl Strategy {
     }
 }
 
-/// Whether a candidate was tried already.
+/// Whether a candidate was tried already (tried candidates are recorded
+/// completed with defaults, so compare on the parameters it sets).
 fn seen(history: &[TrialRecord], candidate: &Candidate) -> bool {
-    history.iter().any(|t| &t.candidate == candidate)
+    history
+        .iter()
+        .any(|t| candidate.iter().all(|(k, v)| t.candidate.get(k) == Some(v)))
 }

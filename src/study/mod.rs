@@ -7,14 +7,15 @@ pub mod journal;
 pub mod verdict;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
 use crate::budget::ByteSize;
-use crate::dataset::Dataset;
-use crate::engine::rocksdb::{default_candidate, RocksConfig};
+use crate::dataset::{Dataset, Shape};
+use crate::engine::rocksdb::{complete, default_candidate, RocksConfig};
 use crate::report;
 use crate::scale::Scale;
 use crate::search::Strategy;
@@ -29,6 +30,15 @@ pub use verdict::{Contender, Verdict};
 pub enum Stage {
     Search,
     Confirm,
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stage::Search => "search",
+            Stage::Confirm => "confirm",
+        })
+    }
 }
 
 /// A finished trial as the journal and the exporters see it.
@@ -86,6 +96,10 @@ pub struct StudyOutcome {
 /// use up `--trials`; past this many in a row the sampler is given up on.
 const MAX_REJECTIONS_IN_A_ROW: usize = 200;
 
+/// A search trial still running after this many times the defaults' wall
+/// time is stopped and recorded as pruned: it cannot be among the best.
+pub const PRUNE_FACTOR: f64 = 3.0;
+
 pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
     let StudySettings {
         header,
@@ -94,40 +108,28 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
         runner,
         show_progress,
     } = settings;
-    std::fs::create_dir_all(&out_dir)
-        .with_context(|| format!("creating the output folder {}", out_dir.display()))?;
+    create_out_dir(&out_dir)?;
     let mut journal = Journal::create(&out_dir.join("journal.jsonl"))?;
     journal.append(&Entry::Started(Box::new(header.clone())))?;
+    let workload = header.dataset.workload(header.scaled_budget());
+    let planned = header.trials + (header.confirm_top + 1) * header.confirm_repeats;
     let mut study = Running {
         header: &header,
         space: &space,
         runner: &runner,
         journal,
         out_dir: out_dir.clone(),
+        shape: workload.shape(),
+        phase_names: workload.phase_names(),
+        defaults: default_candidate(header.full_budget),
         trials: Vec::new(),
-        progress: progress_bar(
-            show_progress,
-            header.trials + (header.confirm_top + 1) * header.confirm_repeats,
-        ),
+        progress: progress_bar(show_progress, planned),
         show_progress,
     };
-
     study.search()?;
     let contenders = study.pick_contenders();
     study.confirm(&contenders)?;
-    let confirm_runs: Vec<TrialRecord> = study
-        .trials
-        .iter()
-        .filter(|t| t.stage == Stage::Confirm)
-        .cloned()
-        .collect();
-    let verdict = verdict::judge(&confirm_runs, header.seed);
-    if let Some(v) = &verdict {
-        study.journal.append(&Entry::Finished {
-            recommended: v.recommended().label.clone(),
-            beats_defaults: v.beats_defaults,
-        })?;
-    }
+    let verdict = study.judge()?;
     study.progress.finish_and_clear();
     let outcome = StudyOutcome {
         trials: study.trials,
@@ -135,6 +137,19 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
     };
     report::write_study(&out_dir, &header, &outcome, &runner.workdir)?;
     Ok(outcome)
+}
+
+/// Makes the output folder; one that already holds files is refused, so two
+/// studies never mix in one journal.
+fn create_out_dir(out_dir: &std::path::Path) -> anyhow::Result<()> {
+    if std::fs::read_dir(out_dir).is_ok_and(|mut entries| entries.next().is_some()) {
+        anyhow::bail!(
+            "the output folder {} already holds files: give --out a new or empty folder",
+            out_dir.display()
+        );
+    }
+    std::fs::create_dir_all(out_dir)
+        .with_context(|| format!("creating the output folder {}", out_dir.display()))
 }
 
 fn progress_bar(show: bool, len: usize) -> ProgressBar {
@@ -158,6 +173,9 @@ struct Running<'a> {
     runner: &'a Runner,
     journal: Journal,
     out_dir: PathBuf,
+    shape: Shape,
+    phase_names: Vec<&'static str>,
+    defaults: Candidate,
     trials: Vec<TrialRecord>,
     progress: ProgressBar,
     show_progress: bool,
@@ -165,20 +183,19 @@ struct Running<'a> {
 
 impl Running<'_> {
     fn search(&mut self) -> anyhow::Result<()> {
-        let mut sampler =
-            self.header
-                .strategy
-                .sampler(self.space, self.header.trials, self.header.seed);
-        let defaults = default_candidate(self.header.full_budget);
+        let header = self.header;
+        let mut sampler = header
+            .strategy
+            .sampler(self.space, header.trials, header.seed);
         let mut ran = 0;
         let mut rejected_in_a_row = 0;
-        while ran < self.header.trials && rejected_in_a_row < MAX_REJECTIONS_IN_A_ROW {
+        while ran < header.trials && rejected_in_a_row < MAX_REJECTIONS_IN_A_ROW {
             let defaults_tried = self.trials.iter().any(|t| t.is_default);
             let (candidate, is_default) = if !defaults_tried {
-                (defaults.clone(), true)
+                (self.defaults.clone(), true)
             } else {
                 match sampler.ask(self.space, &self.trials) {
-                    Some(c) => (c, false),
+                    Some(c) => (complete(&c, header.full_budget), false),
                     None => break,
                 }
             };
@@ -187,10 +204,9 @@ impl Running<'_> {
             } else {
                 format!("#{}", self.trials.len())
             };
-            let record = self.trial(Stage::Search, label, candidate, is_default)?;
-            if record.measurement.status == Status::Infeasible
-                && record.measurement.wall_secs == 0.0
-            {
+            let limit = self.prune_limit();
+            let record = self.trial(Stage::Search, label, candidate, is_default, limit)?;
+            if record.measurement.wall_secs == 0.0 {
                 rejected_in_a_row += 1;
             } else {
                 rejected_in_a_row = 0;
@@ -200,6 +216,14 @@ impl Running<'_> {
             sampler.tell(&record);
         }
         Ok(())
+    }
+
+    /// PRUNE_FACTOR times the defaults' wall time, once they have run.
+    fn prune_limit(&self) -> Option<Duration> {
+        self.trials
+            .iter()
+            .find(|t| t.is_default && t.measurement.status == Status::Ok)
+            .map(|t| Duration::from_secs_f64(t.measurement.wall_secs * PRUNE_FACTOR))
     }
 
     /// The best few distinct search candidates, then the defaults.
@@ -219,19 +243,15 @@ impl Running<'_> {
             .take(self.header.confirm_top)
             .map(|t| (t.label.clone(), t.candidate.clone(), false))
             .collect();
-        picked.push((
-            "defaults".into(),
-            default_candidate(self.header.full_budget),
-            true,
-        ));
+        picked.push(("defaults".into(), self.defaults.clone(), true));
         picked
     }
 
     /// Interleaved rounds (A B C, B C A, ...) so drift hits all alike.
     fn confirm(&mut self, contenders: &[(String, Candidate, bool)]) -> anyhow::Result<()> {
-        self.progress.set_length(
-            self.progress.position() + (contenders.len() * self.header.confirm_repeats) as u64,
-        );
+        let runs = contenders.len() * self.header.confirm_repeats;
+        self.progress
+            .set_length(self.progress.position() + runs as u64);
         for round in 0..self.header.confirm_repeats {
             for k in 0..contenders.len() {
                 let (label, candidate, is_default) = &contenders[(k + round) % contenders.len()];
@@ -240,11 +260,29 @@ impl Running<'_> {
                     label.clone(),
                     candidate.clone(),
                     *is_default,
+                    None,
                 )?;
                 self.progress.inc(1);
             }
         }
         Ok(())
+    }
+
+    fn judge(&mut self) -> anyhow::Result<Option<Verdict>> {
+        let confirm_runs: Vec<TrialRecord> = self
+            .trials
+            .iter()
+            .filter(|t| t.stage == Stage::Confirm)
+            .cloned()
+            .collect();
+        let verdict = verdict::judge(&confirm_runs, self.header.seed);
+        if let Some(v) = &verdict {
+            self.journal.append(&Entry::Finished {
+                recommended: v.recommended().label.clone(),
+                beats_defaults: v.beats_defaults,
+            })?;
+        }
+        Ok(verdict)
     }
 
     /// Runs (or rejects) one candidate and records it everywhere.
@@ -254,31 +292,14 @@ impl Running<'_> {
         label: String,
         candidate: Candidate,
         is_default: bool,
+        prune_after: Option<Duration>,
     ) -> anyhow::Result<TrialRecord> {
-        let budget = self.header.scaled_budget();
-        let number = self.trials.len();
         self.progress
             .set_message(format!("running {label}{}", self.best_message()));
+        let budget = self.header.scaled_budget();
+        let number = self.trials.len();
         let config = RocksConfig::from_candidate(&candidate, budget).map_err(anyhow::Error::msg)?;
-        let shape = self.header.dataset.workload(budget).shape();
-        let measurement = match config
-            .memory_model(shape.keys, shape.user_bytes)
-            .misfit(budget)
-        {
-            Some(why) => Measurement::not_run(
-                Status::Infeasible,
-                format!("rejected before running: {why}"),
-            ),
-            None => {
-                let spec = TrialSpec {
-                    config: config.clone(),
-                    dataset: self.header.dataset.clone(),
-                    budget,
-                    seed: self.header.seed,
-                };
-                self.runner.run(&spec, &number.to_string())?
-            }
-        };
+        let measurement = self.measure(&config, number, prune_after)?;
         let record = TrialRecord {
             number,
             stage,
@@ -288,17 +309,43 @@ impl Running<'_> {
             config,
             measurement,
         };
-        self.log(&record);
+        self.record(&record)?;
+        Ok(record)
+    }
+
+    /// Rejects a configuration the memory model says cannot fit, else runs it.
+    fn measure(
+        &self,
+        config: &RocksConfig,
+        number: usize,
+        prune_after: Option<Duration>,
+    ) -> anyhow::Result<Measurement> {
+        let budget = self.header.scaled_budget();
+        if let Some(why) = config
+            .memory_model(self.shape.keys, self.shape.user_bytes)
+            .misfit(budget)
+        {
+            return Ok(Measurement::not_run(
+                Status::Infeasible,
+                format!("rejected before running: {why}"),
+            ));
+        }
+        let spec = TrialSpec {
+            config: config.clone(),
+            dataset: self.header.dataset.clone(),
+            budget,
+            seed: self.header.seed,
+        };
+        self.runner.run(&spec, &number.to_string(), prune_after)
+    }
+
+    /// Logs a finished trial, appends it to the journal and rewrites the CSV.
+    fn record(&mut self, record: &TrialRecord) -> anyhow::Result<()> {
+        self.log(record);
         self.journal
             .append(&Entry::Trial(Box::new(record.clone())))?;
         self.trials.push(record.clone());
-        let phases = self
-            .header
-            .dataset
-            .workload(self.header.scaled_budget())
-            .phase_names();
-        report::write_trials_csv(&self.out_dir, self.space, &phases, &self.trials)?;
-        Ok(record)
+        report::write_trials_csv(&self.out_dir, self.space, &self.phase_names, &self.trials)
     }
 
     fn best_message(&self) -> String {
@@ -321,13 +368,10 @@ impl Running<'_> {
 
     fn log(&self, t: &TrialRecord) {
         let m = &t.measurement;
-        let stage = match t.stage {
-            Stage::Search => "search",
-            Stage::Confirm => "confirm",
-        };
         let line = match m.status {
             Status::Ok => format!(
-                "{stage:7} trial {:>3} {:9} {:>10.0} ops/s  {:5.1} s  peak {}",
+                "{:7} trial {:>3} {:9} {:>10.0} ops/s  {:5.1} s  peak {}",
+                t.stage.to_string(),
                 t.number,
                 t.label,
                 m.ops_per_sec,
@@ -335,7 +379,8 @@ impl Running<'_> {
                 ByteSize(m.peak_memory)
             ),
             _ => format!(
-                "{stage:7} trial {:>3} {:9} {}: {}",
+                "{:7} trial {:>3} {:9} {}: {}",
+                t.stage.to_string(),
                 t.number,
                 t.label,
                 m.status,

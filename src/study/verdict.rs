@@ -45,6 +45,32 @@ impl Verdict {
     pub fn defaults(&self) -> Option<&Contender> {
         self.contenders.iter().find(|c| c.is_default)
     }
+
+    /// One sentence for people: what to use, how fast, how sure.
+    pub fn headline(&self) -> String {
+        let best = self.recommended();
+        let s = &best.summary;
+        let measured = format!(
+            "{:.0} ops/s (median of {} runs, 95% CI {:.0} to {:.0})",
+            s.median.point, s.n, s.median.low, s.median.high
+        );
+        match (self.defaults(), self.beats_defaults, best.change, best.p_value) {
+            (None, ..) => format!(
+                "RocksDB's defaults completed no confirmation run, so nothing could be compared with them; the best measured was {}: {measured}",
+                best.label
+            ),
+            (Some(_), true, Some(c), Some(p)) => format!(
+                "Use {}: {measured}, {:+.1}% over RocksDB's defaults fitted to the budget (95% CI {:+.1}% to {:+.1}%, Mann-Whitney p = {p:.3})",
+                best.label,
+                c.point * 100.0,
+                c.low * 100.0,
+                c.high * 100.0
+            ),
+            _ => format!(
+                "No candidate beat RocksDB's defaults significantly (p < {ALPHA}), so kvtune recommends the defaults, fitted to the budget: {measured}"
+            ),
+        }
+    }
 }
 
 fn median_u64(values: impl Iterator<Item = u64>) -> u64 {

@@ -76,13 +76,18 @@ impl MemoryCgroup {
         fs::create_dir(&path)
             .map_err(|e| format!("cannot create cgroup {}: {e}", path.display()))?;
         let group = MemoryCgroup { path, version };
-        let (file, swap_file) = match version {
-            Version::V1 => ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes"),
-            Version::V2 => ("memory.max", "memory.swap.max"),
-        };
-        group.write(file, &limit.to_string())?;
-        // Keep swap out of it where the kernel accounts swap (no error if not).
-        let _ = group.write(swap_file, &limit.to_string());
+        // Keep swap out of it where the kernel accounts swap (no error if
+        // not): v1 caps memory + swap together, v2 caps swap alone.
+        match version {
+            Version::V1 => {
+                group.write("memory.limit_in_bytes", &limit.to_string())?;
+                let _ = group.write("memory.memsw.limit_in_bytes", &limit.to_string());
+            }
+            Version::V2 => {
+                group.write("memory.max", &limit.to_string())?;
+                let _ = group.write("memory.swap.max", "0");
+            }
+        }
         Ok(group)
     }
 
@@ -118,20 +123,21 @@ impl MemoryCgroup {
         }
     }
 
-    /// Whether the kernel's OOM killer acted inside this cgroup.
-    pub fn oom_killed(&self) -> bool {
-        let (file, key) = match self.version {
-            Version::V1 => ("memory.oom_control", "oom_kill"),
-            Version::V2 => ("memory.events", "oom_kill"),
+    /// Whether the kernel's OOM killer acted inside this cgroup, given that
+    /// the process was (or was not) ended by SIGKILL.
+    pub fn oom_killed(&self, sigkilled: bool) -> bool {
+        let file = match self.version {
+            Version::V1 => "memory.oom_control",
+            Version::V2 => "memory.events",
         };
         let text = fs::read_to_string(self.path.join(file)).unwrap_or_default();
         let counted = text
             .lines()
-            .find_map(|l| l.strip_prefix(key)?.trim().parse::<u64>().ok());
+            .find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse::<u64>().ok());
         match counted {
             Some(n) => n > 0,
-            // Older v1 kernels lack the counter: a hit limit is the sign.
-            None => self.read_u64("memory.failcnt").unwrap_or(0) > 0,
+            // Older v1 kernels lack the counter: a SIGKILL at the limit is the sign.
+            None => sigkilled && self.read_u64("memory.failcnt").unwrap_or(0) > 0,
         }
     }
 

@@ -26,6 +26,8 @@ pub enum Status {
     Infeasible,
     /// The engine or the process failed.
     Failed,
+    /// Stopped early: far slower than the defaults, so it cannot win.
+    Pruned,
 }
 
 impl std::fmt::Display for Status {
@@ -34,6 +36,7 @@ impl std::fmt::Display for Status {
             Status::Ok => "ok",
             Status::Infeasible => "infeasible",
             Status::Failed => "failed",
+            Status::Pruned => "pruned",
         })
     }
 }
@@ -100,7 +103,7 @@ impl Measurement {
     }
 
     fn from_report(report: WorkerReport, wall_secs: f64) -> Self {
-        let user_bytes_written: u64 = report.phases.iter().map(|p| p.write_bytes).sum();
+        let user_bytes_written: u64 = report.phases.iter().map(|p| p.all_write_bytes).sum();
         let keys = report.engine.live_keys_estimate;
         Measurement {
             status: Status::Ok,
@@ -149,39 +152,30 @@ impl Runner {
     }
 
     /// Runs one trial; never fails the caller for the trial's own failure.
-    pub fn run(&self, spec: &TrialSpec, label: &str) -> anyhow::Result<Measurement> {
+    /// A trial still running after `prune_after` is stopped as pruned.
+    pub fn run(
+        &self,
+        spec: &TrialSpec,
+        label: &str,
+        prune_after: Option<Duration>,
+    ) -> anyhow::Result<Measurement> {
         std::fs::create_dir_all(&self.workdir)
             .with_context(|| format!("creating the work directory {}", self.workdir.display()))?;
+        // Removed on drop, whatever happens to the trial.
         let dir = tempfile::Builder::new()
             .prefix(&format!("trial-{}-{label}-", std::process::id()))
             .tempdir_in(&self.workdir)
             .with_context(|| format!("making a trial directory in {}", self.workdir.display()))?;
         let spec_path = dir.path().join("spec.json");
         let report_path = dir.path().join("report.json");
-        let db_dir = dir.path().join("db");
         std::fs::write(&spec_path, serde_json::to_vec(spec)?)?;
-
         let group = self.cgroup(label, spec.budget);
-        let mut command = Command::new(&self.exe);
-        command
-            .arg("trial-worker")
-            .arg(&spec_path)
-            .arg(&db_dir)
-            .arg(&report_path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        if let Some(group) = &group {
-            command.arg(&group.path);
-        }
-        // The worker dies with kvtune (Ctrl-C, kill), never running on alone.
-        // SAFETY: prctl is async-signal-safe and touches no memory of ours.
-        unsafe {
-            std::os::unix::process::CommandExt::pre_exec(&mut command, || {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+        let mut command = self.worker_command(
+            &spec_path,
+            &dir.path().join("db"),
+            &report_path,
+            group.as_ref(),
+        );
         let started = Instant::now();
         let mut child = command
             .spawn()
@@ -194,35 +188,57 @@ impl Runner {
             }
             text
         });
-        let status = loop {
-            if let Some(status) = child.try_wait()? {
-                break Some(status);
-            }
-            if started.elapsed() > self.timeout {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let limit = prune_after.map_or(self.timeout, |p| p.min(self.timeout));
+        let status = wait_at_most(&mut child, limit)?;
         let wall_secs = started.elapsed().as_secs_f64();
         let stderr = stderr_reader.join().unwrap_or_default();
         let mut measurement = match status {
+            Some(status) => classify(status, &report_path, &stderr, group.as_ref(), wall_secs),
+            None if limit < self.timeout => Measurement::not_run(
+                Status::Pruned,
+                format!("stopped after {:.0} s, several times the defaults' time: it cannot be among the best", limit.as_secs_f64()),
+            ),
             None => Measurement::not_run(
                 Status::Failed,
-                format!(
-                    "stopped after {:.0} s, the trial time limit",
-                    self.timeout.as_secs_f64()
-                ),
+                format!("stopped after {:.0} s, the trial time limit", limit.as_secs_f64()),
             ),
-            Some(status) => self.outcome(status, &report_path, &stderr, group.as_ref(), wall_secs),
         };
         measurement.wall_secs = wall_secs;
-        if let Some(group) = &group {
-            measurement.peak_memory = group.peak().unwrap_or(measurement.peak_rss);
-            measurement.memory_source = group.describe().into();
+        if let Some(peak) = group.as_ref().and_then(|g| g.peak()) {
+            measurement.peak_memory = peak;
+            measurement.memory_source = group.as_ref().map_or("", |g| g.describe()).into();
         }
         Ok(measurement)
+    }
+
+    /// `kvtune trial-worker ...`, set to die with this process.
+    fn worker_command(
+        &self,
+        spec: &Path,
+        db: &Path,
+        report: &Path,
+        group: Option<&MemoryCgroup>,
+    ) -> Command {
+        let mut command = Command::new(&self.exe);
+        command
+            .arg("trial-worker")
+            .arg(spec)
+            .arg(db)
+            .arg(report)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Some(group) = group {
+            command.arg(&group.path);
+        }
+        // SAFETY: prctl is async-signal-safe and touches no memory of ours.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        command
     }
 
     fn cgroup(&self, label: &str, limit: u64) -> Option<MemoryCgroup> {
@@ -240,53 +256,65 @@ impl Runner {
             }
         }
     }
+}
 
-    fn outcome(
-        &self,
-        status: std::process::ExitStatus,
-        report_path: &Path,
-        stderr: &str,
-        group: Option<&MemoryCgroup>,
-        wall_secs: f64,
-    ) -> Measurement {
-        use std::os::unix::process::ExitStatusExt;
-        let last_lines = || {
-            stderr
-                .lines()
-                .rev()
-                .take(3)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect::<Vec<_>>()
-                .join(" / ")
-        };
-        if status.success() {
-            return match std::fs::read(report_path)
-                .map_err(anyhow::Error::from)
-                .and_then(|b| Ok(serde_json::from_slice(&b)?))
-            {
-                Ok(report) => Measurement::from_report(report, wall_secs),
-                Err(e) => Measurement::not_run(
-                    Status::Failed,
-                    format!("the worker wrote no readable report: {e}"),
-                ),
-            };
+/// Waits for the child, killing it after `limit`; `None` if it was killed.
+fn wait_at_most(
+    child: &mut std::process::Child,
+    limit: Duration,
+) -> anyhow::Result<Option<std::process::ExitStatus>> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
         }
-        if group.is_some_and(|g| g.oom_killed()) || status.signal() == Some(libc::SIGKILL) {
-            let limit = group.map_or(String::new(), |g| format!(" ({})", g.path.display()));
-            return Measurement::not_run(Status::Infeasible, format!("killed for memory by the cgroup{limit}: the option set does not fit the budget"));
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
         }
-        let how = match (status.code(), status.signal()) {
-            (Some(code), _) => format!("exit code {code}"),
-            (_, Some(signal)) => format!("signal {signal}"),
-            _ => "unknown status".into(),
-        };
-        Measurement::not_run(
-            Status::Failed,
-            format!("the trial failed ({how}): {}", last_lines()),
-        )
+        std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// What a finished worker's exit means: its report, or why there is none.
+fn classify(
+    status: std::process::ExitStatus,
+    report_path: &Path,
+    stderr: &str,
+    group: Option<&MemoryCgroup>,
+    wall_secs: f64,
+) -> Measurement {
+    use std::os::unix::process::ExitStatusExt;
+    if status.success() {
+        let report = std::fs::read(report_path)
+            .map_err(anyhow::Error::from)
+            .and_then(|bytes| Ok(serde_json::from_slice::<WorkerReport>(&bytes)?));
+        return match report {
+            Ok(report) => Measurement::from_report(report, wall_secs),
+            Err(e) => Measurement::not_run(
+                Status::Failed,
+                format!("the worker wrote no readable report: {e}"),
+            ),
+        };
+    }
+    if group.is_some_and(|g| g.oom_killed(status.signal() == Some(libc::SIGKILL))) {
+        return Measurement::not_run(
+            Status::Infeasible,
+            "killed for memory by its cgroup: the option set does not fit the budget".into(),
+        );
+    }
+    let how = match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (_, Some(signal)) => format!("signal {signal}"),
+        _ => "unknown status".into(),
+    };
+    let last_lines: Vec<&str> = stderr.lines().rev().take(3).collect();
+    let last_lines: Vec<&str> = last_lines.into_iter().rev().collect();
+    Measurement::not_run(
+        Status::Failed,
+        format!("the trial failed ({how}): {}", last_lines.join(" / ")),
+    )
 }
 
 /// Removes trial directories and cgroups left by kvtune processes that died
@@ -298,7 +326,10 @@ fn sweep_stale(workdir: &Path) {
             .and_then(|rest| rest.split('-').next())
             .and_then(|p| p.parse::<i32>().ok());
         // SAFETY: kill with signal 0 only checks that the process exists.
-        pid.is_some_and(|pid| unsafe { libc::kill(pid, 0) } != 0)
+        pid.is_some_and(|pid| {
+            let gone = unsafe { libc::kill(pid, 0) } != 0;
+            gone && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+        })
     };
     for entry in std::fs::read_dir(workdir).into_iter().flatten().flatten() {
         if dead(&entry.file_name().to_string_lossy(), "trial-") {
