@@ -40,14 +40,8 @@ fn main() {
         drop(store);
         let _ = std::fs::remove_dir_all(&dir);
     }
-    println!(
-        "spork at a {} MiB budget, {ROUNDS} rounds, medians:",
-        BUDGET >> 20
-    );
-    println!(
-        "{:<10} {:>16} {:>16} {:>8}",
-        "phase", "generator ops/s", "engine ops/s", "ratio"
-    );
+    println!("spork at a {} MiB budget, {ROUNDS} rounds, medians:", BUDGET >> 20);
+    println!("{:<10} {:>16} {:>16} {:>8}", "phase", "generator ops/s", "engine ops/s", "ratio");
     for (i, name) in workload.phase_names().iter().enumerate() {
         let g = kvtune::stats::median(&gen_rates[i]);
         let e = kvtune::stats::median(&engine_rates[i]);

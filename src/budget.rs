@@ -28,13 +28,9 @@ impl FromStr for ByteSize {
     type Err = ByteSizeError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let err = || ByteSizeError {
-            input: s.to_string(),
-        };
+        let err = || ByteSizeError { input: s.to_string() };
         let text = s.trim();
-        let split = text
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(text.len());
+        let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
         let (number, unit) = text.split_at(split);
         let number: f64 = number.parse().map_err(|_| err())?;
         let multiplier = match unit.trim().to_ascii_uppercase().as_str() {

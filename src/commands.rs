@@ -21,10 +21,7 @@ use crate::trial::{self, Measurement, Runner, Status, TrialSpec};
 /// Built-in search spaces: name and file text.
 pub const BUILT_IN_SPACES: &[(&str, &str)] = &[
     ("rocksdb", include_str!("../search-spaces/rocksdb.toml")),
-    (
-        "badger-thread",
-        include_str!("../search-spaces/badger-thread.toml"),
-    ),
+    ("badger-thread", include_str!("../search-spaces/badger-thread.toml")),
 ];
 
 fn load_space(name_or_path: &str) -> anyhow::Result<Space> {
@@ -34,11 +31,13 @@ fn load_space(name_or_path: &str) -> anyhow::Result<Space> {
     let path = Path::new(name_or_path);
     if !path.exists() {
         let known: Vec<&str> = BUILT_IN_SPACES.iter().map(|(n, _)| *n).collect();
-        bail!("search space `{name_or_path}` is neither a file nor a built-in space; built-in spaces are {}", known.join(", "));
+        bail!(
+            "search space `{name_or_path}` is neither a file nor a built-in space; built-in spaces are {}",
+            known.join(", ")
+        );
     }
     let space = Space::load(path, &param_known)?;
-    check_space_values(&space)
-        .map_err(|e| anyhow::anyhow!("search space {}, {e}", path.display()))?;
+    check_space_values(&space).map_err(|e| anyhow::anyhow!("search space {}, {e}", path.display()))?;
     Ok(space)
 }
 
@@ -69,26 +68,18 @@ fn runner(common: &Common) -> anyhow::Result<Runner> {
 }
 
 fn absolute(path: &Path) -> anyhow::Result<PathBuf> {
-    Ok(if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir()?.join(path)
-    })
+    Ok(if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir()?.join(path) })
 }
 
 fn warn_if_tmpfs(dir: &Path) {
     const TMPFS_MAGIC: i64 = 0x0102_1994;
-    let probe = dir
-        .ancestors()
-        .find(|p| p.exists())
-        .unwrap_or(Path::new("."));
+    let probe = dir.ancestors().find(|p| p.exists()).unwrap_or(Path::new("."));
     let Ok(c_path) = std::ffi::CString::new(probe.as_os_str().as_encoded_bytes()) else {
         return;
     };
     let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: c_path is a valid C string and stat a properly sized buffer.
-    if unsafe { libc::statfs(c_path.as_ptr(), &mut stat) } == 0 && stat.f_type as i64 == TMPFS_MAGIC
-    {
+    if unsafe { libc::statfs(c_path.as_ptr(), &mut stat) } == 0 && stat.f_type as i64 == TMPFS_MAGIC {
         eprintln!(
             "warning: the work directory {} is on tmpfs (memory), not a disk: results will not match a real disk; pass --workdir DIR on a disk",
             dir.display()
@@ -131,25 +122,14 @@ fn pick_scale(
                 scale::scale_for(full_budget, memory / 2)
             );
         }
-        return Ok(ScaleChoice {
-            scale,
-            reason: format!("scale {scale} {source}"),
-        });
+        return Ok(ScaleChoice { scale, reason: format!("scale {scale} {source}") });
     }
     if !common.json {
         eprintln!("kvtune: choosing a scale for a budget of {} on a machine with {} of memory: calibrating with RocksDB's defaults...", ByteSize(full_budget), ByteSize(memory));
     }
     let defaults = default_candidate(full_budget);
     let mut measure = |s: Scale| -> anyhow::Result<f64> {
-        let m = run_candidate(
-            runner,
-            &defaults,
-            dataset,
-            full_budget,
-            s,
-            common.seed,
-            "calibrate",
-        )?;
+        let m = run_candidate(runner, &defaults, dataset, full_budget, s, common.seed, "calibrate")?;
         if m.status != Status::Ok {
             bail!(
                 "the calibration run of RocksDB's defaults at scale {s} did not succeed: {}",
@@ -176,31 +156,16 @@ fn run_candidate(
 ) -> anyhow::Result<Measurement> {
     let budget = scale.apply(full_budget);
     let config = RocksConfig::from_candidate(candidate, budget).map_err(anyhow::Error::msg)?;
-    let spec = TrialSpec {
-        config,
-        dataset: dataset.clone(),
-        budget,
-        seed,
-    };
+    let spec = TrialSpec { config, dataset: dataset.clone(), budget, seed };
     runner.run(&spec, label, None)
 }
 
 fn default_out_dir(dataset: &str, budget: u64) -> PathBuf {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let (days, rest) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil_from_days(days as i64);
-    let stamp = format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    );
-    PathBuf::from("out").join(format!(
-        "{dataset}-{}-{stamp}",
-        ByteSize(budget).to_string().replace(' ', "")
-    ))
+    let stamp = format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rest / 3600, rest / 60 % 60, rest % 60);
+    PathBuf::from("out").join(format!("{dataset}-{}-{stamp}", ByteSize(budget).to_string().replace(' ', "")))
 }
 
 /// Days since 1970-01-01 to (year, month, day), Howard Hinnant's algorithm.
@@ -235,10 +200,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
     let runner = runner(&args.common)?;
     let asked = args.common.scale.map(|s| (s, "as asked (--scale)"));
     let choice = pick_scale(&args.common, asked, &dataset, full_budget, &runner)?;
-    let out_dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| default_out_dir(&dataset.name, full_budget));
+    let out_dir = args.out.clone().unwrap_or_else(|| default_out_dir(&dataset.name, full_budget));
     if !args.common.json {
         eprintln!(
             "kvtune: scale {} (budget {}, dataset shrunk alike): {}",
@@ -285,11 +247,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
 fn print_answer(header: &StudyHeader, outcome: &study::StudyOutcome, out_dir: &Path) {
     let mut out = std::io::stdout().lock();
     let Some(v) = &outcome.verdict else {
-        let _ = writeln!(
-            out,
-            "No trial succeeded; see {}/report.md for the errors.",
-            out_dir.display()
-        );
+        let _ = writeln!(out, "No trial succeeded; see {}/report.md for the errors.", out_dir.display());
         return;
     };
     let best = v.recommended();
@@ -327,24 +285,17 @@ struct BenchSummary {
 }
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
-    let preset = (args.preset != "defaults")
-        .then(|| Preset::load(Path::new(&args.preset)))
-        .transpose()?;
+    let preset = (args.preset != "defaults").then(|| Preset::load(Path::new(&args.preset))).transpose()?;
     let full_budget = match (args.budget, &preset) {
         (Some(b), _) => b.0,
         (None, Some(p)) => p.budget_bytes,
         (None, None) => bail!("--budget is required with --preset defaults"),
     };
-    let dataset_name = args
-        .dataset
-        .clone()
-        .or_else(|| preset.as_ref().map(|p| p.dataset.clone()));
-    let dataset =
-        Dataset::find(&dataset_name.context("--dataset is required with --preset defaults")?)?;
-    let candidate = preset.as_ref().map_or_else(
-        || default_candidate(full_budget),
-        |p| complete(&p.candidate, full_budget),
-    );
+    let dataset_name = args.dataset.clone().or_else(|| preset.as_ref().map(|p| p.dataset.clone()));
+    let dataset = Dataset::find(&dataset_name.context("--dataset is required with --preset defaults")?)?;
+    let candidate = preset
+        .as_ref()
+        .map_or_else(|| default_candidate(full_budget), |p| complete(&p.candidate, full_budget));
     RocksConfig::from_candidate(&candidate, full_budget)
         .map_err(|e| anyhow::anyhow!("preset {}: {e}", args.preset))?;
     if args.repeat == 0 {
@@ -354,9 +305,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let asked = match (args.common.scale, &preset) {
         (Some(scale), _) => Some((scale, "as asked (--scale)")),
         (None, Some(p)) => Some((
-            p.scale
-                .parse::<Scale>()
-                .map_err(|e| anyhow::anyhow!("preset {}: {e}", args.preset))?,
+            p.scale.parse::<Scale>().map_err(|e| anyhow::anyhow!("preset {}: {e}", args.preset))?,
             "the preset was measured at (--scale changes it)",
         )),
         (None, None) => None,
@@ -425,64 +374,30 @@ fn bench_metrics(runs: &[Measurement], seed: u64) -> Vec<(String, Summary)> {
     if runs.is_empty() {
         return vec![];
     }
-    let mut series: Vec<(String, Vec<f64>)> = vec![(
-        "ops/s (whole replay)".into(),
-        runs.iter().map(|m| m.ops_per_sec).collect(),
-    )];
+    let mut series: Vec<(String, Vec<f64>)> =
+        vec![("ops/s (whole replay)".into(), runs.iter().map(|m| m.ops_per_sec).collect())];
     for (i, phase) in runs[0].phases.iter().enumerate() {
         let get = |f: &dyn Fn(&crate::replay::PhaseResult) -> f64| {
-            runs.iter()
-                .filter_map(|m| m.phases.get(i).map(f))
-                .collect::<Vec<f64>>()
+            runs.iter().filter_map(|m| m.phases.get(i).map(f)).collect::<Vec<f64>>()
         };
         series.push((format!("{} ops/s", phase.name), get(&|p| p.ops_per_sec)));
         series.push((format!("{} MB/s", phase.name), get(&|p| p.mb_per_sec)));
         series.push((format!("{} p50 us", phase.name), get(&|p| p.latency.p50_us)));
         series.push((format!("{} p99 us", phase.name), get(&|p| p.latency.p99_us)));
-        series.push((
-            format!("{} p99.9 us", phase.name),
-            get(&|p| p.latency.p999_us),
-        ));
+        series.push((format!("{} p99.9 us", phase.name), get(&|p| p.latency.p999_us)));
     }
-    series.push((
-        "write amplification".into(),
-        runs.iter().filter_map(|m| m.write_amplification).collect(),
-    ));
-    series.push((
-        "stall s".into(),
-        runs.iter().map(|m| m.stall_secs).collect(),
-    ));
-    series.push((
-        "disk MiB".into(),
-        runs.iter()
-            .map(|m| m.disk_bytes as f64 / 1048576.0)
-            .collect(),
-    ));
-    series.push((
-        "bytes/key".into(),
-        runs.iter().filter_map(|m| m.bytes_per_key).collect(),
-    ));
-    series.push((
-        "peak memory MiB".into(),
-        runs.iter()
-            .map(|m| m.peak_memory as f64 / 1048576.0)
-            .collect(),
-    ));
+    series.push(("write amplification".into(), runs.iter().filter_map(|m| m.write_amplification).collect()));
+    series.push(("stall s".into(), runs.iter().map(|m| m.stall_secs).collect()));
+    series.push(("disk MiB".into(), runs.iter().map(|m| m.disk_bytes as f64 / 1048576.0).collect()));
+    series.push(("bytes/key".into(), runs.iter().filter_map(|m| m.bytes_per_key).collect()));
+    series.push(("peak memory MiB".into(), runs.iter().map(|m| m.peak_memory as f64 / 1048576.0).collect()));
     series.push(("wall s".into(), runs.iter().map(|m| m.wall_secs).collect()));
-    series
-        .into_iter()
-        .filter(|(_, v)| !v.is_empty())
-        .map(|(name, v)| (name, summarize(&v, seed)))
-        .collect()
+    series.into_iter().filter(|(_, v)| !v.is_empty()).map(|(name, v)| (name, summarize(&v, seed))).collect()
 }
 
 fn print_bench(summary: &BenchSummary) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(
-        out,
-        "{:<24} {:>14} {:>25} {:>7} {:>4}",
-        "metric", "median", "95% CI", "±", "n"
-    );
+    let _ = writeln!(out, "{:<24} {:>14} {:>25} {:>7} {:>4}", "metric", "median", "95% CI", "±", "n");
     for (name, s) in &summary.metrics {
         let _ = writeln!(
             out,
@@ -504,10 +419,5 @@ fn print_bench(summary: &BenchSummary) {
 }
 
 pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
-    trial::worker(
-        &args.spec,
-        &args.db_dir,
-        &args.report,
-        args.cgroup.as_deref(),
-    )
+    trial::worker(&args.spec, &args.db_dir, &args.report, args.cgroup.as_deref())
 }

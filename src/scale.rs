@@ -63,9 +63,7 @@ impl FromStr for Scale {
         if (2f64.powf(-shift) - factor).abs() > 1e-12 * factor.max(1e-300) || shift > 40.0 {
             return Err(err());
         }
-        Ok(Scale {
-            shift: shift as u32,
-        })
+        Ok(Scale { shift: shift as u32 })
     }
 }
 
@@ -100,36 +98,18 @@ pub fn choose(
 ) -> anyhow::Result<ScaleChoice> {
     let memory_scale = scale_for(full_budget, machine_memory / 2);
     let small = scale_for(full_budget, MIN_SCALED_BUDGET).max(memory_scale);
-    let larger = Scale {
-        shift: small.shift.saturating_sub(1),
-    }
-    .max(memory_scale);
+    let larger = Scale { shift: small.shift.saturating_sub(1) }.max(memory_scale);
     let t_small = measure(small)?;
-    let t_larger = if larger == small {
-        t_small
-    } else {
-        measure(larger)?
-    };
+    let t_larger = if larger == small { t_small } else { measure(larger)? };
     // Time grows at least linearly with the data: fit t = a + b * budget,
     // with b no less than the larger run's seconds per byte.
-    let (b_small, b_larger) = (
-        small.apply(full_budget) as f64,
-        larger.apply(full_budget) as f64,
-    );
-    let slope = if b_larger > b_small {
-        (t_larger - t_small) / (b_larger - b_small)
-    } else {
-        0.0
-    };
+    let (b_small, b_larger) = (small.apply(full_budget) as f64, larger.apply(full_budget) as f64);
+    let slope = if b_larger > b_small { (t_larger - t_small) / (b_larger - b_small) } else { 0.0 };
     let slope = slope.max(t_larger / b_larger);
     let intercept = (t_larger - slope * b_larger).max(0.0);
     let predict = |s: Scale| intercept + slope * s.apply(full_budget) as f64;
     let mut scale = small;
-    while scale.shift > memory_scale.shift
-        && predict(Scale {
-            shift: scale.shift - 1,
-        }) <= target_secs
-    {
+    while scale.shift > memory_scale.shift && predict(Scale { shift: scale.shift - 1 }) <= target_secs {
         scale.shift -= 1;
     }
     let mut reason = format!(
@@ -159,13 +139,7 @@ mod tests {
 
     #[test]
     fn parses_power_of_two_fractions() {
-        for (text, shift) in [
-            ("1", 0),
-            ("1/2", 1),
-            ("1/256", 8),
-            ("0.125", 3),
-            ("2^-8", 8),
-        ] {
+        for (text, shift) in [("1", 0), ("1/2", 1), ("1/256", 8), ("0.125", 3), ("2^-8", 8)] {
             assert_eq!(text.parse::<Scale>(), Ok(Scale { shift }), "{text}");
         }
         for text in ["0", "2", "1/3", "0.3", "x", "-1/2"] {
@@ -179,12 +153,7 @@ mod tests {
         // 1 s per 16 MiB of budget: a 40 s target allows 640 MiB, so 512 MiB.
         let mut per_16mib = |s: Scale| Ok(s.apply(128 * GIB) as f64 / (16 * MIB) as f64);
         let choice = choose(128 * GIB, 24 * GIB, 40.0, &mut per_16mib).unwrap();
-        assert_eq!(
-            choice.scale.apply(128 * GIB),
-            512 * MIB,
-            "{}",
-            choice.reason
-        );
+        assert_eq!(choice.scale.apply(128 * GIB), 512 * MIB, "{}", choice.reason);
         // A fast machine is held back by its memory: at most half of 24 GiB.
         let mut fast = |s: Scale| Ok(s.apply(128 * GIB) as f64 / (1024.0 * GIB as f64));
         let choice = choose(128 * GIB, 24 * GIB, 40.0, &mut fast).unwrap();

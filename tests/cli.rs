@@ -6,11 +6,16 @@ use std::process::{Command, Output};
 use kvtune::report::Preset;
 use kvtune::study::journal::{Entry, Journal};
 
-fn kvtune(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kvtune"))
-        .args(args)
-        .output()
-        .expect("kvtune runs")
+/// A budget small enough for a test, at scale 1.
+const SMALL: [&str; 6] = ["--budget", "64M", "--dataset", "spork", "--scale", "1"];
+
+/// `SMALL` followed by `rest`.
+fn small(rest: &[&str]) -> Vec<String> {
+    SMALL.iter().chain(rest).map(|s| s.to_string()).collect()
+}
+
+fn kvtune_with(args: &[String]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kvtune")).args(args).output().expect("kvtune runs")
 }
 
 fn scratch() -> tempfile::TempDir {
@@ -18,11 +23,7 @@ fn scratch() -> tempfile::TempDir {
 }
 
 fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
 fn path_arg(p: &Path) -> String {
@@ -33,13 +34,7 @@ fn path_arg(p: &Path) -> String {
 fn tune_writes_every_output_and_cleans_up() {
     let dir = scratch();
     let (out, work) = (dir.path().join("out"), dir.path().join("work"));
-    let run = kvtune(&[
-        "--budget",
-        "64M",
-        "--dataset",
-        "spork",
-        "--scale",
-        "1",
+    let run = kvtune_with(&small(&[
         "--trials",
         "3",
         "--confirm-top",
@@ -52,13 +47,10 @@ fn tune_writes_every_output_and_cleans_up() {
         &path_arg(&out),
         "--workdir",
         &path_arg(&work),
-    ]);
+    ]));
     assert!(run.status.success(), "{}", text(&run));
     let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        stdout.contains("ops/s") && stdout.contains("preset.toml"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("ops/s") && stdout.contains("preset.toml"), "{stdout}");
 
     // preset.toml parses and holds absolute options for the full budget.
     let preset = Preset::load(&out.join("preset.toml")).unwrap();
@@ -78,15 +70,12 @@ fn tune_writes_every_output_and_cleans_up() {
     std::fs::copy(out.join("OPTIONS"), load_dir.join("OPTIONS-000001")).unwrap();
     let cache = rocksdb::Cache::new_lru_cache(1 << 20);
     let env = rocksdb::Env::new().unwrap();
-    let (_options, families) = rocksdb::Options::load_latest(&load_dir, env, false, cache)
-        .expect("RocksDB loads the OPTIONS file");
+    let (_options, families) =
+        rocksdb::Options::load_latest(&load_dir, env, false, cache).expect("RocksDB loads the OPTIONS file");
     assert_eq!(families.len(), 1);
     let options_text = std::fs::read_to_string(out.join("OPTIONS")).unwrap();
     assert!(
-        options_text.contains(&format!(
-            "write_buffer_size={}",
-            preset.rocksdb.write_buffer_size
-        )),
+        options_text.contains(&format!("write_buffer_size={}", preset.rocksdb.write_buffer_size)),
         "{options_text}"
     );
 
@@ -100,15 +89,8 @@ fn tune_writes_every_output_and_cleans_up() {
         })
         .collect();
     let trials = records.len();
-    let ran = records
-        .iter()
-        .filter(|t| t.measurement.wall_secs > 0.0)
-        .count();
-    assert_eq!(
-        ran,
-        3 + 2 * 2,
-        "trials run (rejected candidates are recorded too)"
-    );
+    let ran = records.iter().filter(|t| t.measurement.wall_secs > 0.0).count();
+    assert_eq!(ran, 3 + 2 * 2, "trials run (rejected candidates are recorded too)");
     assert!(matches!(entries.first(), Some(Entry::Started(_))));
     assert!(matches!(entries.last(), Some(Entry::Finished { .. })));
     let mut csv = csv::Reader::from_path(out.join("trials.csv")).unwrap();
@@ -130,10 +112,7 @@ fn tune_writes_every_output_and_cleans_up() {
     assert!(answer < report.find("## Every trial").unwrap());
 
     // Every trial's database is gone.
-    let left: Vec<PathBuf> = std::fs::read_dir(&work)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let left: Vec<PathBuf> = std::fs::read_dir(&work).unwrap().map(|e| e.unwrap().path()).collect();
     assert!(left.is_empty(), "left in the work directory: {left:?}");
 }
 
@@ -141,54 +120,45 @@ fn tune_writes_every_output_and_cleans_up() {
 fn grid_over_the_badger_thread_space() {
     let dir = scratch();
     let out = dir.path().join("out");
-    let run = kvtune(&[
-        "tune",
-        "--budget",
-        "64M",
-        "--dataset",
-        "spork",
-        "--scale",
-        "1",
-        "--strategy",
-        "grid",
-        "--space",
-        "badger-thread",
-        "--trials",
-        "3",
-        "--confirm-top",
-        "0",
-        "--confirm-repeats",
-        "1",
-        "--out",
-        &path_arg(&out),
-        "--workdir",
-        &path_arg(&dir.path().join("work")),
-    ]);
+    let run = kvtune_with(
+        &[
+            vec!["tune".to_string()],
+            small(&[
+                "--strategy",
+                "grid",
+                "--space",
+                "badger-thread",
+                "--trials",
+                "3",
+                "--confirm-top",
+                "0",
+                "--confirm-repeats",
+                "1",
+                "--out",
+                &path_arg(&out),
+                "--workdir",
+                &path_arg(&dir.path().join("work")),
+            ]),
+        ]
+        .concat(),
+    );
     assert!(run.status.success(), "{}", text(&run));
     let mut csv = csv::Reader::from_path(out.join("trials.csv")).unwrap();
     let headers = csv.headers().unwrap().clone();
     let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
     let rows: Vec<csv::StringRecord> = csv.records().map(|r| r.unwrap()).collect();
-    let ran: Vec<&csv::StringRecord> = rows
-        .iter()
-        .filter(|r| r[column("wall_secs")].parse::<f64>().unwrap() > 0.0)
-        .collect();
-    assert_eq!(
-        ran.len(),
-        3 + 1,
-        "three search trials and one confirmation run"
-    );
+    let ran: Vec<&csv::StringRecord> =
+        rows.iter().filter(|r| r[column("wall_secs")].parse::<f64>().unwrap() > 0.0).collect();
+    assert_eq!(ran.len(), 3 + 1, "three search trials and one confirmation run");
     let grid: Vec<&str> = ran[1..3].iter().map(|r| &r[column("load_mode")]).collect();
-    assert!(
-        grid.iter().all(|mode| ["pread", "mmap"].contains(mode)),
-        "{grid:?}"
-    );
+    assert!(grid.iter().all(|mode| ["pread", "mmap"].contains(mode)), "{grid:?}");
 }
 
 #[test]
 fn bench_prints_medians_as_json() {
     let dir = scratch();
-    let run = kvtune(&[
+    let work = path_arg(&dir.path().join("work"));
+    let args = [
         "bench",
         "--preset",
         "defaults",
@@ -202,121 +172,69 @@ fn bench_prints_medians_as_json() {
         "2",
         "--json",
         "--workdir",
-        &path_arg(&dir.path().join("work")),
-    ]);
+        &work,
+    ];
+    let run = kvtune_with(&args.map(String::from));
     assert!(run.status.success(), "{}", text(&run));
     let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     assert_eq!(json["runs"].as_array().unwrap().len(), 2);
     let metrics = json["metrics"].as_array().unwrap();
-    let ops = metrics
-        .iter()
-        .find(|m| m[0] == "ops/s (whole replay)")
-        .unwrap();
+    let ops = metrics.iter().find(|m| m[0] == "ops/s (whole replay)").unwrap();
     assert!(ops[1]["median"]["point"].as_f64().unwrap() > 0.0);
     assert!(metrics.iter().any(|m| m[0] == "serve p99 us"));
 }
 
+/// Runs kvtune expecting it to fail with every one of `expected` in its output.
+fn fails_with(args: &[&str], expected: &[&str]) {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    fails_with_args(&args, expected);
+}
+
+fn fails_with_args(args: &[String], expected: &[&str]) {
+    let run = kvtune_with(args);
+    assert!(!run.status.success(), "{args:?} succeeded");
+    for e in expected {
+        assert!(text(&run).contains(e), "{args:?}: no `{e}` in {}", text(&run));
+    }
+}
+
+/// A study over a space file with this text fails naming what is wrong.
+fn space_fails_with(dir: &Path, space_text: &str, expected: &[&str]) {
+    let space = dir.join("bad.toml");
+    std::fs::write(&space, space_text).unwrap();
+    let space = path_arg(&space);
+    fails_with_args(&small(&["--space", &space]), expected);
+}
+
 #[test]
 fn bad_input_is_named_and_fails() {
-    let run = kvtune(&["--budget", "64M", "--dataset", "nosuch"]);
-    assert!(!run.status.success());
-    assert!(
-        text(&run).contains("unknown dataset `nosuch`") && text(&run).contains("spork"),
-        "{}",
-        text(&run)
-    );
-
-    let run = kvtune(&["--budget", "12X", "--dataset", "spork"]);
-    assert!(!run.status.success());
-    assert!(text(&run).contains("K, M, G or T"), "{}", text(&run));
+    fails_with(&["--budget", "64M", "--dataset", "nosuch"], &["unknown dataset `nosuch`", "spork"]);
+    fails_with(&["--budget", "12X", "--dataset", "spork"], &["K, M, G or T"]);
 
     let dir = scratch();
-    let space = dir.path().join("bad.toml");
-    std::fs::write(
-        &space,
+    space_fails_with(
+        dir.path(),
         "[params.bloom_bits]\nkind = \"int\"\nmin = 0\nmax = oops\n",
-    )
-    .unwrap();
-    let run = kvtune(&[
-        "--budget",
-        "64M",
-        "--dataset",
-        "spork",
-        "--scale",
-        "1",
-        "--space",
-        &path_arg(&space),
-    ]);
-    assert!(!run.status.success());
-    assert!(
-        text(&run).contains("bad.toml") && text(&run).contains("line 4"),
-        "{}",
-        text(&run)
+        &["bad.toml", "line 4"],
     );
-
-    std::fs::write(
-        &space,
+    space_fails_with(
+        dir.path(),
         "[params.bloom_bitz]\nkind = \"int\"\nmin = 0\nmax = 3\n",
-    )
-    .unwrap();
-    let run = kvtune(&[
-        "--budget",
-        "64M",
-        "--dataset",
-        "spork",
-        "--scale",
-        "1",
-        "--space",
-        &path_arg(&space),
-    ]);
-    assert!(!run.status.success());
-    assert!(
-        text(&run).contains("`bloom_bitz`") && text(&run).contains("known are"),
-        "{}",
-        text(&run)
+        &["`bloom_bitz`", "known are"],
     );
-
-    std::fs::write(
-        &space,
+    space_fails_with(
+        dir.path(),
         "[params.compression]\nkind = \"choice\"\nvalues = [\"lz4\", \"zlib\"]\n",
-    )
-    .unwrap();
-    let run = kvtune(&[
-        "--budget",
-        "64M",
-        "--dataset",
-        "spork",
-        "--scale",
-        "1",
-        "--space",
-        &path_arg(&space),
-    ]);
-    assert!(!run.status.success());
-    assert!(
-        text(&run).contains("`compression`") && text(&run).contains("zlib"),
-        "{}",
-        text(&run)
+        &["`compression`", "zlib"],
     );
 
     // An output folder that holds files is not mixed into.
-    let run = kvtune(&[
-        "--budget",
-        "64M",
-        "--dataset",
-        "spork",
-        "--scale",
-        "1",
-        "--out",
-        &path_arg(dir.path()),
-    ]);
-    assert!(!run.status.success());
-    assert!(text(&run).contains("already holds files"), "{}", text(&run));
-
-    let run = kvtune(&["--budget", "64M", "--dataset", "spork", "--scale", "1/4"]);
-    assert!(!run.status.success());
-    assert!(text(&run).contains("smallest"), "{}", text(&run));
-
-    let run = kvtune(&["--budget", "100T", "--dataset", "spork", "--scale", "1"]);
-    assert!(!run.status.success());
-    assert!(text(&run).contains("--scale"), "{}", text(&run));
+    let out = path_arg(dir.path());
+    fails_with(
+        &["--budget", "64M", "--dataset", "spork", "--scale", "1", "--out", &out],
+        &["already holds files"],
+    );
+    fails_with(&["--budget", "64M", "--dataset", "spork", "--scale", "1/4"], &["smallest"]);
+    fails_with(&["--budget", "100T", "--dataset", "spork", "--scale", "1"], &["--scale"]);
+    fails_with(&["--budget", "64M", "--dataset", "spork", "--confirm-repeats", "0"], &["--confirm-repeats"]);
 }

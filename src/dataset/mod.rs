@@ -29,13 +29,12 @@ pub struct Dataset {
 
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
-    #[error("unknown dataset `{name}`: known datasets are {known}; or give the path of a dataset .toml file")]
+    #[error(
+        "unknown dataset `{name}`: known datasets are {known}; or give the path of a dataset .toml file"
+    )]
     Unknown { name: String, known: String },
     #[error("cannot read dataset file {path}: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
+    Read { path: String, source: std::io::Error },
     #[error("dataset {path} is not valid: {message}")]
     Parse { path: String, message: String },
 }
@@ -72,38 +71,25 @@ impl Dataset {
         }
         let path = Path::new(name_or_path);
         if name_or_path.ends_with(".toml") || path.exists() {
-            let text = std::fs::read_to_string(path).map_err(|source| DatasetError::Read {
-                path: name_or_path.to_string(),
-                source,
-            })?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|source| DatasetError::Read { path: name_or_path.to_string(), source })?;
             return Self::parse(name_or_path, &text);
         }
         let known: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
-        Err(DatasetError::Unknown {
-            name: name_or_path.to_string(),
-            known: known.join(", "),
-        })
+        Err(DatasetError::Unknown { name: name_or_path.to_string(), known: known.join(", ") })
     }
 
     pub fn parse(path: &str, text: &str) -> Result<Self, DatasetError> {
-        let parse_err = |message: String| DatasetError::Parse {
-            path: path.to_string(),
-            message,
-        };
+        let parse_err = |message: String| DatasetError::Parse { path: path.to_string(), message };
         let dataset: Dataset = toml::from_str(text).map_err(|e| parse_err(e.to_string()))?;
-        dataset
-            .params_problem()
-            .map(parse_err)
-            .map_or(Ok(dataset), Err)
+        dataset.params_problem().map(parse_err).map_or(Ok(dataset), Err)
     }
 
     fn params_problem(&self) -> Option<String> {
         match (self.generator.as_str(), &self.spork) {
             ("spork", Some(p)) => p.problem(),
             ("spork", None) => Some("generator `spork` needs a [spork] table".into()),
-            (other, _) => Some(format!(
-                "unknown generator `{other}`: known generators are spork"
-            )),
+            (other, _) => Some(format!("unknown generator `{other}`: known generators are spork")),
         }
     }
 
@@ -130,9 +116,6 @@ mod tests {
     fn bad_field_names_the_key() {
         let text = BUILT_IN[0].1.replace("zipf_exponent", "zipf_exponnent");
         let err = Dataset::parse("x.toml", &text).unwrap_err().to_string();
-        assert!(
-            err.contains("x.toml") && err.contains("zipf_exponnent"),
-            "{err}"
-        );
+        assert!(err.contains("x.toml") && err.contains("zipf_exponnent"), "{err}");
     }
 }

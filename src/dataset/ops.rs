@@ -52,31 +52,16 @@ impl Batch {
     }
 
     /// Appends an operation whose key is built by `write_key`.
-    pub fn push(
-        &mut self,
-        kind: OpKind,
-        write_key: impl FnOnce(&mut Vec<u8>),
-        value: Range<u32>,
-        arg: u32,
-    ) {
+    pub fn push(&mut self, kind: OpKind, write_key: impl FnOnce(&mut Vec<u8>), value: Range<u32>, arg: u32) {
         let start = self.keys.len() as u32;
         write_key(&mut self.keys);
         let key = start..self.keys.len() as u32;
-        self.ops.push(Op {
-            kind,
-            key,
-            value,
-            arg,
-        });
+        self.ops.push(Op { kind, key, value, arg });
     }
 
     /// User bytes this batch writes (keys and values of puts and deletes).
     pub fn write_bytes(&self) -> u64 {
-        self.ops
-            .iter()
-            .filter(|op| op.kind.is_write())
-            .map(|op| (op.key.len() + op.value.len()) as u64)
-            .sum()
+        self.ops.iter().filter(|op| op.kind.is_write()).map(|op| (op.key.len() + op.value.len()) as u64).sum()
     }
 }
 

@@ -74,9 +74,7 @@ impl SporkParams {
             ("warmup_share", self.warmup_share),
         ];
         if let Some((name, v)) = shares.iter().find(|(_, v)| !(0.0..=1.0).contains(v)) {
-            return Some(format!(
-                "[spork] {name} = {v}: a share is a number from 0 to 1"
-            ));
+            return Some(format!("[spork] {name} = {v}: a share is a number from 0 to 1"));
         }
         let positive = [
             ("registers_per_budget_gib", self.registers_per_budget_gib),
@@ -92,13 +90,10 @@ impl SporkParams {
         }
         let sizes = self.slab_share + self.small_share + self.code_share;
         if (sizes - 1.0).abs() > 1e-6 {
-            return Some(format!(
-                "[spork] slab_share + small_share + code_share add up to {sizes}, not 1"
-            ));
+            return Some(format!("[spork] slab_share + small_share + code_share add up to {sizes}, not 1"));
         }
         let mix = self.serve_register_share + self.serve_event_share + self.serve_transaction_share;
-        ((mix - 1.0).abs() > 1e-6)
-            .then(|| format!("[spork] the serve_*_share values add up to {mix}, not 1"))
+        ((mix - 1.0).abs() > 1e-6).then(|| format!("[spork] the serve_*_share values add up to {mix}, not 1"))
     }
 }
 
@@ -136,9 +131,7 @@ impl Spork {
     fn mean_register_bytes(&self) -> f64 {
         let p = &self.params;
         let code_mean = p.code_median_bytes * (CODE_SIGMA * CODE_SIGMA / 2.0).exp();
-        p.slab_share * p.slab_mean_bytes
-            + p.small_share * p.small_mean_bytes
-            + p.code_share * code_mean
+        p.slab_share * p.slab_mean_bytes + p.small_share * p.small_mean_bytes + p.code_share * code_mean
     }
 }
 
@@ -195,10 +188,8 @@ impl Workload for Spork {
                     done: 0,
                     reads: self.reads,
                     blocks: self.blocks,
-                    recent: Exp::new(
-                        1.0 / (self.params.serve_recent_share * self.blocks as f64).max(1.0),
-                    )
-                    .expect("positive rate"),
+                    recent: Exp::new(1.0 / (self.params.serve_recent_share * self.blocks as f64).max(1.0))
+                        .expect("positive rate"),
                 }),
             },
         ]
@@ -235,8 +226,7 @@ impl Common {
             zipf: Zipf::new(registers as f64, params.zipf_exponent).expect("checked parameters"),
             slab: lognormal(params.slab_mean_bytes, SLAB_SIGMA),
             small: lognormal(params.small_mean_bytes, SMALL_SIGMA),
-            code: LogNormal::new(params.code_median_bytes.ln(), CODE_SIGMA)
-                .expect("positive sigma"),
+            code: LogNormal::new(params.code_median_bytes.ln(), CODE_SIGMA).expect("positive sigma"),
             params: params.clone(),
         }
     }
@@ -299,12 +289,7 @@ impl OpSource for Bootstrap {
         let mut rng = self.common.rng(self.next);
         for register in self.next..end {
             let value = self.common.register_value(&mut rng);
-            batch.push(
-                OpKind::Put,
-                |k| self.common.push_register_key(k, register, ROOT_HEIGHT),
-                value,
-                0,
-            );
+            batch.push(OpKind::Put, |k| self.common.push_register_key(k, register, ROOT_HEIGHT), value, 0);
         }
         self.next = end;
         true
@@ -339,41 +324,22 @@ impl OpSource for Index {
         let p = &c.params;
         let mut rng = c.rng(height);
         let len = c.corpus.len();
-        let put =
-            |batch: &mut Batch, key: &dyn Fn(&mut Vec<u8>), bytes: usize, rng: &mut StdRng| {
-                let value = slice(rng, len, bytes);
-                batch.push(OpKind::Put, key, value, 0);
-            };
+        let put = |batch: &mut Batch, key: &dyn Fn(&mut Vec<u8>), bytes: usize, rng: &mut StdRng| {
+            let value = slice(rng, len, bytes);
+            batch.push(OpKind::Put, key, value, 0);
+        };
         put(batch, &|k| k.push(LAST_HEIGHT), 8, &mut rng);
-        put(
-            batch,
-            &|k| push_height_key(k, HEADER, height),
-            300,
-            &mut rng,
-        );
+        put(batch, &|k| push_height_key(k, HEADER, height), 300, &mut rng);
         put(batch, &|k| push_height_key(k, COMMIT, height), 32, &mut rng);
         for prefix in LISTS {
-            let n = if prefix == LISTS[0] {
-                p.transactions_per_block
-            } else {
-                1 + p.transactions_per_block / 5
-            };
-            put(
-                batch,
-                &|k| push_height_key(k, prefix, height),
-                32 * n as usize,
-                &mut rng,
-            );
+            let n =
+                if prefix == LISTS[0] { p.transactions_per_block } else { 1 + p.transactions_per_block / 5 };
+            put(batch, &|k| push_height_key(k, prefix, height), 32 * n as usize, &mut rng);
         }
         for tx in 0..p.transactions_per_block {
             for prefix in BY_ID {
                 let bytes = rng.random_range(100..=600);
-                put(
-                    batch,
-                    &|k| transaction_key(k, c.seed, prefix, height, tx),
-                    bytes,
-                    &mut rng,
-                );
+                put(batch, &|k| transaction_key(k, c.seed, prefix, height, tx), bytes, &mut rng);
             }
         }
         for event_type in 0..p.events_per_block {
@@ -391,12 +357,7 @@ impl OpSource for Index {
         for _ in 0..p.register_updates_per_block {
             let register = c.hot_register(&mut rng);
             let value = c.register_value(&mut rng);
-            batch.push(
-                OpKind::Put,
-                |k| c.push_register_key(k, register, height),
-                value,
-                0,
-            );
+            batch.push(OpKind::Put, |k| c.push_register_key(k, register, height), value, 0);
         }
         self.block += 1;
         true
@@ -444,27 +405,12 @@ impl OpSource for Serve {
             let height = self.recent_height(&mut rng);
             if u < p.serve_register_share {
                 let register = c.hot_register(&mut rng);
-                batch.push(
-                    OpKind::SeekForPrev,
-                    |k| c.push_register_key(k, register, height),
-                    0..0,
-                    33,
-                );
+                batch.push(OpKind::SeekForPrev, |k| c.push_register_key(k, register, height), 0..0, 33);
             } else if u < p.serve_register_share + p.serve_event_share {
-                batch.push(
-                    OpKind::Scan,
-                    |k| push_height_key(k, EVENTS, height),
-                    0..0,
-                    EVENTS_PER_SCAN,
-                );
+                batch.push(OpKind::Scan, |k| push_height_key(k, EVENTS, height), 0..0, EVENTS_PER_SCAN);
             } else {
                 let tx = rng.random_range(0..p.transactions_per_block.max(1));
-                batch.push(
-                    OpKind::Get,
-                    |k| transaction_key(k, c.seed, BY_ID[0], height, tx),
-                    0..0,
-                    0,
-                );
+                batch.push(OpKind::Get, |k| transaction_key(k, c.seed, BY_ID[0], height, tx), 0..0, 0);
             }
         }
         self.done = end;
@@ -505,20 +451,11 @@ mod tests {
         for (a, b) in spork.phases(1).iter_mut().zip(spork.phases(1).iter_mut()) {
             let (x, y) = (drain(a.source.as_mut()), drain(b.source.as_mut()));
             assert_eq!(x.len(), y.len());
-            assert!(
-                x.iter()
-                    .zip(&y)
-                    .all(|(p, q)| p.keys == q.keys && p.ops == q.ops),
-                "{}",
-                a.name
-            );
+            assert!(x.iter().zip(&y).all(|(p, q)| p.keys == q.keys && p.ops == q.ops), "{}", a.name);
         }
         let mut one = spork.phases(1);
         let mut two = spork.phases(2);
-        assert_ne!(
-            drain(one[0].source.as_mut())[0].keys,
-            drain(two[0].source.as_mut())[0].keys
-        );
+        assert_ne!(drain(one[0].source.as_mut())[0].keys, drain(two[0].source.as_mut())[0].keys);
     }
 
     #[test]
@@ -527,9 +464,7 @@ mod tests {
         let mut phases = spork.phases(3);
         let batches = drain(phases[0].source.as_mut());
         let p = &spork.params;
-        assert!(batches[..batches.len() - 1]
-            .iter()
-            .all(|b| b.ops.len() as u64 == p.bootstrap_batch));
+        assert!(batches[..batches.len() - 1].iter().all(|b| b.ops.len() as u64 == p.bootstrap_batch));
         let mut keys = std::collections::HashSet::new();
         let mut value_bytes = 0usize;
         for b in &batches {
@@ -546,10 +481,7 @@ mod tests {
         assert_eq!(keys.len() as u64, spork.registers);
         let mean = value_bytes as f64 / keys.len() as f64;
         let expected = spork.mean_register_bytes();
-        assert!(
-            (mean - expected).abs() < 0.1 * expected,
-            "mean value {mean} B, expected {expected}"
-        );
+        assert!((mean - expected).abs() < 0.1 * expected, "mean value {mean} B, expected {expected}");
         // Hash-ordered paths: the keys of a batch are not sorted.
         let first: Vec<&[u8]> = batches[0].ops.iter().map(|op| batches[0].key(op)).collect();
         assert!(first.windows(2).any(|w| w[0] > w[1]));
@@ -567,10 +499,7 @@ mod tests {
             assert_eq!(b.ops.len() as u64, spork.ops_per_block());
             let height = (ROOT_HEIGHT + 1 + i as u64).to_be_bytes();
             let count = |prefix: u8, len: usize| {
-                b.ops
-                    .iter()
-                    .filter(|op| b.key(op)[0] == prefix && b.key(op).len() == len)
-                    .count() as u64
+                b.ops.iter().filter(|op| b.key(op)[0] == prefix && b.key(op).len() == len).count() as u64
             };
             assert_eq!(count(REGISTER, 41), p.register_updates_per_block);
             assert_eq!(count(BY_ID[0], 33), p.transactions_per_block);
@@ -578,9 +507,7 @@ mod tests {
             assert_eq!(count(HEADER, 9), 1);
             for op in b.ops.iter().filter(|op| b.key(op)[0] == REGISTER) {
                 assert_eq!(&b.key(op)[33..], &height);
-                *register_updates
-                    .entry(b.key(op)[..33].to_vec())
-                    .or_default() += 1;
+                *register_updates.entry(b.key(op)[..33].to_vec()).or_default() += 1;
             }
         }
         // Zipf skew: the hottest register is updated far more than the median one.
@@ -598,10 +525,8 @@ mod tests {
         let spork = small();
         let mut phases = spork.phases(5);
         let batches = drain(phases[2].source.as_mut());
-        let ops: Vec<_> = batches
-            .iter()
-            .flat_map(|b| b.ops.iter().map(move |op| (op.kind, b.key(op).len())))
-            .collect();
+        let ops: Vec<_> =
+            batches.iter().flat_map(|b| b.ops.iter().map(move |op| (op.kind, b.key(op).len()))).collect();
         assert_eq!(ops.len() as u64, spork.reads);
         let share = |kind: OpKind, len: usize| {
             ops.iter().filter(|(k, l)| *k == kind && *l == len).count() as f64 / ops.len() as f64

@@ -69,9 +69,8 @@ mod tests {
         let x = corpus(1 << 16, 2.5, 7);
         assert_eq!(x, corpus(1 << 16, 2.5, 7));
         let chunks: Vec<&[u8]> = x.chunks(16).collect();
-        let repeats = (16..chunks.len())
-            .filter(|&i| (1..=4).any(|b| chunks[i] == chunks[i - b]))
-            .count() as f64;
+        let repeats =
+            (16..chunks.len()).filter(|&i| (1..=4).any(|b| chunks[i] == chunks[i - b])).count() as f64;
         let share = repeats / (chunks.len() - 16) as f64;
         assert!((share - 0.6).abs() < 0.05, "repeated share {share}");
     }

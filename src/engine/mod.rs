@@ -47,10 +47,7 @@ pub struct EngineMetrics {
 
 impl EngineMetrics {
     pub fn block_cache_hit_rate(&self) -> Option<f64> {
-        ratio(
-            self.block_cache_hits,
-            self.block_cache_hits + self.block_cache_misses,
-        )
+        ratio(self.block_cache_hits, self.block_cache_hits + self.block_cache_misses)
     }
 
     /// Share of bloom checks that spared a read.
@@ -60,10 +57,7 @@ impl EngineMetrics {
 
     /// Bytes written to disk by flushes, compactions and blob files, per user byte.
     pub fn write_amplification(&self, user_bytes: u64) -> Option<f64> {
-        ratio(
-            self.flush_bytes + self.compaction_bytes + self.blob_bytes,
-            user_bytes,
-        )
+        ratio(self.flush_bytes + self.compaction_bytes + self.blob_bytes, user_bytes)
     }
 }
 

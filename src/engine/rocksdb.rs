@@ -9,9 +9,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use rocksdb::statistics::Ticker;
-use rocksdb::{
-    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, Options, WriteBatch, DB,
-};
+use rocksdb::{BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, Options, WriteBatch, DB};
 use serde::{Deserialize, Serialize};
 
 use super::{EngineMetrics, KvStore, Read};
@@ -26,66 +24,30 @@ const PROCESS_OVERHEAD: u64 = 16 * MIB;
 
 /// Every parameter a search space may name for RocksDB, with a line of help.
 pub const PARAMS: &[(&str, &str)] = &[
-    (
-        "block_cache_share",
-        "block cache capacity as a share of the budget",
-    ),
+    ("block_cache_share", "block cache capacity as a share of the budget"),
     (
         "memtable_share",
         "all memtables (write_buffer_size x max_write_buffer_number) as a share of the budget",
     ),
-    (
-        "max_write_buffer_number",
-        "memtables per column family, active plus immutable",
-    ),
-    (
-        "min_write_buffer_number_to_merge",
-        "immutable memtables merged into one flush",
-    ),
-    (
-        "target_file_size_x_memtable",
-        "target_file_size_base as a multiple of write_buffer_size",
-    ),
-    (
-        "level_base_x_memtable",
-        "max_bytes_for_level_base as a multiple of write_buffer_size",
-    ),
+    ("max_write_buffer_number", "memtables per column family, active plus immutable"),
+    ("min_write_buffer_number_to_merge", "immutable memtables merged into one flush"),
+    ("target_file_size_x_memtable", "target_file_size_base as a multiple of write_buffer_size"),
+    ("level_base_x_memtable", "max_bytes_for_level_base as a multiple of write_buffer_size"),
     (
         "level0_file_num_compaction_trigger",
         "L0 files that start a compaction (slowdown and stop triggers follow)",
     ),
     ("compaction_style", "level or universal"),
-    (
-        "compression",
-        "compression of every level but the last: none, snappy, lz4, zstd",
-    ),
-    (
-        "bottommost_compression",
-        "compression of the last level: same, none, snappy, lz4, zstd",
-    ),
+    ("compression", "compression of every level but the last: none, snappy, lz4, zstd"),
+    ("bottommost_compression", "compression of the last level: same, none, snappy, lz4, zstd"),
     ("bloom_bits", "bloom filter bits per key, 0 for none"),
     ("block_size", "data block size in bytes"),
-    (
-        "cache_index_and_filter_blocks",
-        "keep index and filter blocks in the block cache instead of beside it",
-    ),
-    (
-        "load_mode",
-        "how SST files are read: pread, mmap or direct (O_DIRECT reads, flushes and compactions)",
-    ),
+    ("cache_index_and_filter_blocks", "keep index and filter blocks in the block cache instead of beside it"),
+    ("load_mode", "how SST files are read: pread, mmap or direct (O_DIRECT reads, flushes and compactions)"),
     ("max_background_jobs", "flush and compaction threads"),
-    (
-        "max_subcompactions",
-        "threads one compaction may split into",
-    ),
-    (
-        "enable_blob_files",
-        "key-value separation: large values go to blob files",
-    ),
-    (
-        "min_blob_size",
-        "values at least this large go to blob files when blobs are on",
-    ),
+    ("max_subcompactions", "threads one compaction may split into"),
+    ("enable_blob_files", "key-value separation: large values go to blob files"),
+    ("min_blob_size", "values at least this large go to blob files when blobs are on"),
 ];
 
 /// Whether RocksDB knows a parameter of this name.
@@ -94,10 +56,7 @@ pub fn param_known(name: &str) -> Result<(), String> {
         return Ok(());
     }
     let names: Vec<&str> = PARAMS.iter().map(|(n, _)| *n).collect();
-    Err(format!(
-        "RocksDB has no parameter of this name; known are: {}",
-        names.join(", ")
-    ))
+    Err(format!("RocksDB has no parameter of this name; known are: {}", names.join(", ")))
 }
 
 /// RocksDB's defaults, fitted to the budget: every option at its default, the
@@ -206,10 +165,7 @@ impl Reader<'_> {
     fn choice(&self, name: &str, allowed: &[&str]) -> Result<String, String> {
         match self.value(name) {
             Value::Str(s) if allowed.contains(&s.as_str()) => Ok(s.clone()),
-            other => Err(format!(
-                "`{name}` must be one of {}, not {other}",
-                allowed.join(", ")
-            )),
+            other => Err(format!("`{name}` must be one of {}, not {other}", allowed.join(", "))),
         }
     }
 }
@@ -222,22 +178,16 @@ impl RocksConfig {
         for name in candidate.keys() {
             param_known(name).map_err(|why| format!("`{name}`: {why}"))?;
         }
-        let r = Reader {
-            candidate,
-            defaults: default_candidate(budget),
-        };
+        let r = Reader { candidate, defaults: default_candidate(budget) };
         let share = |name: &str| -> Result<u64, String> {
             let s = r.float(name)?;
             if !(0.0..=1.0).contains(&s) {
-                return Err(format!(
-                    "`{name}` is a share of the budget, from 0 to 1, not {s}"
-                ));
+                return Err(format!("`{name}` is a share of the budget, from 0 to 1, not {s}"));
             }
             Ok((s * budget as f64) as u64)
         };
         let buffers = r.int("max_write_buffer_number")?.clamp(2, 64) as i32;
-        let write_buffer_size =
-            (share("memtable_share")? / buffers as u64).max(memtable_floor(budget));
+        let write_buffer_size = (share("memtable_share")? / buffers as u64).max(memtable_floor(budget));
         let scaled = |name: &str| -> Result<u64, String> {
             Ok(((r.float(name)? * write_buffer_size as f64) as u64).max(64 * 1024))
         };
@@ -323,8 +273,7 @@ impl RocksConfig {
         o.set_min_blob_size(self.min_blob_size);
 
         let mut table = BlockBasedOptions::default();
-        let cache = (self.block_cache_size > 0)
-            .then(|| Cache::new_lru_cache(self.block_cache_size as usize));
+        let cache = (self.block_cache_size > 0).then(|| Cache::new_lru_cache(self.block_cache_size as usize));
         match &cache {
             Some(cache) => table.set_block_cache(cache),
             None => table.disable_cache(),
@@ -358,13 +307,8 @@ pub struct RocksStore {
 impl RocksStore {
     pub fn open(dir: &Path, config: &RocksConfig) -> anyhow::Result<Self> {
         let (options, cache) = config.options();
-        let db = DB::open(&options, dir)
-            .with_context(|| format!("opening RocksDB in {}", dir.display()))?;
-        Ok(RocksStore {
-            db,
-            options,
-            _cache: cache,
-        })
+        let db = DB::open(&options, dir).with_context(|| format!("opening RocksDB in {}", dir.display()))?;
+        Ok(RocksStore { db, options, _cache: cache })
     }
 }
 
@@ -373,10 +317,7 @@ impl KvStore for RocksStore {
         let mut wb = WriteBatch::default();
         for op in &batch.ops {
             match op.kind {
-                OpKind::Put => wb.put(
-                    batch.key(op),
-                    &corpus[op.value.start as usize..op.value.end as usize],
-                ),
+                OpKind::Put => wb.put(batch.key(op), &corpus[op.value.start as usize..op.value.end as usize]),
                 OpKind::Delete => wb.delete(batch.key(op)),
                 _ => {}
             }
@@ -386,10 +327,7 @@ impl KvStore for RocksStore {
 
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Read> {
         let value = self.db.get_pinned(key)?;
-        Ok(value.map_or(Read::default(), |v| Read {
-            entries: 1,
-            bytes: v.len() as u64,
-        }))
+        Ok(value.map_or(Read::default(), |v| Read { entries: 1, bytes: v.len() as u64 }))
     }
 
     fn seek_for_prev(&mut self, key: &[u8], prefix_len: usize) -> anyhow::Result<Read> {
@@ -398,10 +336,7 @@ impl KvStore for RocksStore {
         it.status()?;
         let prefix = &key[..prefix_len.min(key.len())];
         Ok(match (it.key(), it.value()) {
-            (Some(k), Some(v)) if k.starts_with(prefix) => Read {
-                entries: 1,
-                bytes: v.len() as u64,
-            },
+            (Some(k), Some(v)) if k.starts_with(prefix) => Read { entries: 1, bytes: v.len() as u64 },
             _ => Read::default(),
         })
     }

@@ -92,12 +92,7 @@ impl Tally {
             read_bytes: self.read_bytes,
             all_write_bytes: self.all_write_bytes,
             read_hit_rate: (self.reads > 0).then(|| self.reads_found as f64 / self.reads as f64),
-            latency: Latency {
-                p50_us: q(0.5),
-                p95_us: q(0.95),
-                p99_us: q(0.99),
-                p999_us: q(0.999),
-            },
+            latency: Latency { p50_us: q(0.5), p95_us: q(0.95), p99_us: q(0.99), p999_us: q(0.999) },
         }
     }
 }
@@ -118,12 +113,7 @@ pub fn run_phase(
             tally.ops += batch.ops.len() as u64;
         }
         tally.all_write_bytes += batch.write_bytes();
-        apply(
-            store,
-            &batch,
-            phase.source.corpus(),
-            counted.then_some(&mut tally),
-        )?;
+        apply(store, &batch, phase.source.corpus(), counted.then_some(&mut tally))?;
         applied += batch.ops.len() as u64;
         progress(batch.ops.len() as u64);
     }

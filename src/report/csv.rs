@@ -11,11 +11,7 @@ fn opt(v: Option<f64>) -> String {
 
 /// The CSV text; phase columns follow `phases`, parameter columns the space
 /// and every parameter any trial set, absolute options the engine's config.
-pub fn trials_csv(
-    space: &Space,
-    phases: &[&str],
-    trials: &[TrialRecord],
-) -> anyhow::Result<Vec<u8>> {
+pub fn trials_csv(space: &Space, phases: &[&str], trials: &[TrialRecord]) -> anyhow::Result<Vec<u8>> {
     let mut params: BTreeSet<String> = space.params.iter().map(|p| p.name.clone()).collect();
     params.extend(trials.iter().flat_map(|t| t.candidate.keys().cloned()));
     let config_fields: Vec<String> = trials
@@ -47,14 +43,7 @@ pub fn trials_csv(
     .map(|s| s.to_string())
     .collect();
     for phase in phases {
-        for metric in [
-            "ops_per_sec",
-            "mb_per_sec",
-            "p50_us",
-            "p95_us",
-            "p99_us",
-            "p999_us",
-        ] {
+        for metric in ["ops_per_sec", "mb_per_sec", "p50_us", "p95_us", "p99_us", "p999_us"] {
             header.push(format!("{phase}_{metric}"));
         }
     }
@@ -100,12 +89,7 @@ pub fn trials_csv(
                 None => row.extend(std::iter::repeat_n(String::new(), 6)),
             }
         }
-        row.extend(params.iter().map(|p| {
-            t.candidate
-                .get(p)
-                .map(|v| v.to_string())
-                .unwrap_or_default()
-        }));
+        row.extend(params.iter().map(|p| t.candidate.get(p).map(|v| v.to_string()).unwrap_or_default()));
         let config = serde_json::to_value(&t.config)?;
         row.extend(config_fields.iter().map(|f| match &config[f] {
             serde_json::Value::String(s) => s.clone(),

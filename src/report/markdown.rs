@@ -34,7 +34,9 @@ pub fn report(header: &StudyHeader, outcome: &StudyOutcome) -> String {
     );
     match &outcome.verdict {
         Some(v) => answer(&mut md, header, v),
-        None => md.push_str("**No trial succeeded, so there is no recommendation.** See the trials below for the errors.\n\n"),
+        None => md.push_str(
+            "**No trial succeeded, so there is no recommendation.** See the trials below for the errors.\n\n",
+        ),
     }
     method(&mut md, header, outcome);
     if let Some(v) = &outcome.verdict {
@@ -48,11 +50,7 @@ fn answer(md: &mut String, header: &StudyHeader, v: &Verdict) {
     let best = v.recommended();
     md.push_str("## Answer\n\n");
     let _ = writeln!(md, "**{}**\n", v.headline());
-    if let Some(close) = v
-        .contenders
-        .iter()
-        .find(|c| !c.is_default && !v.beats_defaults)
-    {
+    if let Some(close) = v.contenders.iter().find(|c| !c.is_default && !v.beats_defaults) {
         if let (Some(change), Some(p)) = (close.change, close.p_value) {
             let _ = writeln!(
                 md,
@@ -76,24 +74,16 @@ fn answer(md: &mut String, header: &StudyHeader, v: &Verdict) {
         ByteSize(header.full_budget)
     );
     let recommended = RocksConfig::from_candidate(&best.candidate, header.full_budget);
-    let defaults =
-        RocksConfig::from_candidate(&default_candidate(header.full_budget), header.full_budget);
+    let defaults = RocksConfig::from_candidate(&default_candidate(header.full_budget), header.full_budget);
     if let (Ok(r), Ok(d)) = (recommended, defaults) {
-        let (r, d) = (
-            serde_json::to_value(r).unwrap_or_default(),
-            serde_json::to_value(d).unwrap_or_default(),
-        );
+        let (r, d) =
+            (serde_json::to_value(r).unwrap_or_default(), serde_json::to_value(d).unwrap_or_default());
         md.push_str("| RocksDB option | recommended | defaults (fitted) |\n|---|---|---|\n");
         if let (Some(r), Some(d)) = (r.as_object(), d.as_object()) {
             for (key, value) in r {
                 let default = &d[key];
                 let mark = if value != default { " **changed**" } else { "" };
-                let _ = writeln!(
-                    md,
-                    "| `{key}` | {}{mark} | {} |",
-                    show(key, value),
-                    show(key, default)
-                );
+                let _ = writeln!(md, "| `{key}` | {}{mark} | {} |", show(key, value), show(key, default));
             }
         }
         md.push('\n');
@@ -101,12 +91,8 @@ fn answer(md: &mut String, header: &StudyHeader, v: &Verdict) {
 }
 
 fn show(key: &str, value: &serde_json::Value) -> String {
-    let bytes = [
-        "block_cache_size",
-        "write_buffer_size",
-        "target_file_size_base",
-        "max_bytes_for_level_base",
-    ];
+    let bytes =
+        ["block_cache_size", "write_buffer_size", "target_file_size_base", "max_bytes_for_level_base"];
     match value.as_u64() {
         Some(n) if bytes.contains(&key) => ByteSize(n).to_string(),
         _ => value.to_string().trim_matches('"').to_string(),
@@ -114,11 +100,7 @@ fn show(key: &str, value: &serde_json::Value) -> String {
 }
 
 fn method(md: &mut String, header: &StudyHeader, outcome: &StudyOutcome) {
-    let search = outcome
-        .trials
-        .iter()
-        .filter(|t| t.stage == Stage::Search)
-        .count();
+    let search = outcome.trials.iter().filter(|t| t.stage == Stage::Search).count();
     let memory_source = outcome
         .trials
         .iter()
@@ -155,11 +137,9 @@ fn confirmation(md: &mut String, v: &Verdict) {
     for c in &v.contenders {
         let s = &c.summary;
         let (change, ci, p) = match (c.change, c.p_value) {
-            (Some(ch), Some(p)) => (
-                pct(ch.point),
-                format!("{} to {}", pct(ch.low), pct(ch.high)),
-                format!("{p:.3}"),
-            ),
+            (Some(ch), Some(p)) => {
+                (pct(ch.point), format!("{} to {}", pct(ch.low), pct(ch.high)), format!("{p:.3}"))
+            }
             _ => ("~".into(), String::new(), String::new()),
         };
         let _ = writeln!(
@@ -179,10 +159,7 @@ fn confirmation(md: &mut String, v: &Verdict) {
 }
 
 fn trials(md: &mut String, header: &StudyHeader, outcome: &StudyOutcome) {
-    let phases = header
-        .dataset
-        .workload(header.scaled_budget())
-        .phase_names();
+    let phases = header.dataset.workload(header.scaled_budget()).phase_names();
     let defaults = default_candidate(header.full_budget);
     md.push_str("## Every trial\n\nParameters are shown where they differ from the defaults.\n\n| # | stage | label | status | ops/s |");
     for p in &phases {
@@ -193,27 +170,11 @@ fn trials(md: &mut String, header: &StudyHeader, outcome: &StudyOutcome) {
     md.push_str("|\n");
     for t in &outcome.trials {
         let m = &t.measurement;
-        let _ = write!(
-            md,
-            "| {} | {:?} | {} | {} |",
-            t.number, t.stage, t.label, m.status
-        );
-        let _ = write!(
-            md,
-            " {} |",
-            if m.status == Status::Ok {
-                ops(m.ops_per_sec)
-            } else {
-                String::new()
-            }
-        );
+        let _ = write!(md, "| {} | {:?} | {} | {} |", t.number, t.stage, t.label, m.status);
+        let _ = write!(md, " {} |", if m.status == Status::Ok { ops(m.ops_per_sec) } else { String::new() });
         for p in &phases {
-            let value = m
-                .phases
-                .iter()
-                .find(|r| r.name == *p)
-                .map(|r| ops(r.ops_per_sec))
-                .unwrap_or_default();
+            let value =
+                m.phases.iter().find(|r| r.name == *p).map(|r| ops(r.ops_per_sec)).unwrap_or_default();
             let _ = write!(md, " {value} |");
         }
         let changed: Vec<String> = t
@@ -229,22 +190,10 @@ fn trials(md: &mut String, header: &StudyHeader, outcome: &StudyOutcome) {
         let _ = writeln!(
             md,
             " {} | {} | {} | {} | {:.1} | {} |",
-            m.write_amplification
-                .map(|w| format!("{w:.2}"))
-                .unwrap_or_default(),
-            if m.disk_bytes > 0 {
-                ByteSize(m.disk_bytes).to_string()
-            } else {
-                String::new()
-            },
-            m.bytes_per_key
-                .map(|b| format!("{b:.1}"))
-                .unwrap_or_default(),
-            if m.peak_memory > 0 {
-                ByteSize(m.peak_memory).to_string()
-            } else {
-                String::new()
-            },
+            m.write_amplification.map(|w| format!("{w:.2}")).unwrap_or_default(),
+            if m.disk_bytes > 0 { ByteSize(m.disk_bytes).to_string() } else { String::new() },
+            m.bytes_per_key.map(|b| format!("{b:.1}")).unwrap_or_default(),
+            if m.peak_memory > 0 { ByteSize(m.peak_memory).to_string() } else { String::new() },
             m.wall_secs,
             note.replace('|', "/")
         );

@@ -40,11 +40,7 @@ pub fn write_study(
     outcome: &StudyOutcome,
     scratch: &Path,
 ) -> anyhow::Result<()> {
-    write(
-        dir,
-        "report.md",
-        markdown::report(header, outcome).as_bytes(),
-    )?;
+    write(dir, "report.md", markdown::report(header, outcome).as_bytes())?;
     let Some(verdict) = &outcome.verdict else {
         return Ok(());
     };

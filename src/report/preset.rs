@@ -69,8 +69,7 @@ impl Preset {
                 ops_per_sec_median: best.summary.median.point,
                 ops_per_sec_ci95: [best.summary.median.low, best.summary.median.high],
                 defaults_ops_per_sec_median: defaults.map(|d| d.summary.median.point),
-                defaults_ops_per_sec_ci95: defaults
-                    .map(|d| [d.summary.median.low, d.summary.median.high]),
+                defaults_ops_per_sec_ci95: defaults.map(|d| [d.summary.median.low, d.summary.median.high]),
                 gain: gain_source.map(|g| g.point),
                 gain_ci95: gain_source.map(|g| [g.low, g.high]),
                 p_value: if best.is_default { None } else { best.p_value },
@@ -103,15 +102,11 @@ impl Preset {
     pub fn load(path: &Path) -> anyhow::Result<Self> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("cannot read preset {}: {e}", path.display()))?;
-        toml::from_str(&text)
-            .map_err(|e| anyhow::anyhow!("preset {} is not valid: {e}", path.display()))
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("preset {} is not valid: {e}", path.display()))
     }
 
     /// Parameter values as text, for tables.
     pub fn candidate_text(candidate: &Candidate) -> BTreeMap<String, String> {
-        candidate
-            .iter()
-            .map(|(k, v)| (k.clone(), v.to_string()))
-            .collect()
+        candidate.iter().map(|(k, v)| (k.clone(), v.to_string())).collect()
     }
 }

@@ -28,9 +28,7 @@ impl GridSampler {
             all.shuffle(&mut rng);
             all
         } else {
-            (0..trials * 4)
-                .map(|_| rand::Rng::random_range(&mut rng, 0..size))
-                .collect()
+            (0..trials * 4).map(|_| rand::Rng::random_range(&mut rng, 0..size)).collect()
         };
         GridSampler { order, next: 0 }
     }

@@ -22,9 +22,7 @@ pub trait Sampler {
     fn tell(&mut self, _trial: &TrialRecord) {}
 }
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Strategy {
     /// Every combination of the grid levels in the space file (shuffled when
@@ -47,7 +45,5 @@ impl Strategy {
 /// Whether a candidate was tried already (tried candidates are recorded
 /// completed with defaults, so compare on the parameters it sets).
 fn seen(history: &[TrialRecord], candidate: &Candidate) -> bool {
-    history
-        .iter()
-        .any(|t| candidate.iter().all(|(k, v)| t.candidate.get(k) == Some(v)))
+    history.iter().any(|t| candidate.iter().all(|(k, v)| t.candidate.get(k) == Some(v)))
 }

@@ -18,8 +18,6 @@ impl RandomSampler {
 
 impl Sampler for RandomSampler {
     fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Candidate> {
-        (0..100)
-            .map(|_| space.sample(&mut self.rng))
-            .find(|candidate| !seen(history, candidate))
+        (0..100).map(|_| space.sample(&mut self.rng)).find(|candidate| !seen(history, candidate))
     }
 }

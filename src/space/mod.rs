@@ -26,18 +26,11 @@ pub struct Space {
 #[derive(Debug, thiserror::Error)]
 pub enum SpaceError {
     #[error("cannot read search space {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Read { path: PathBuf, source: std::io::Error },
     #[error("search space {path} is not valid TOML: {message}")]
     Parse { path: PathBuf, message: String },
     #[error("search space {path}, parameter `{param}`: {problem}")]
-    Param {
-        path: PathBuf,
-        param: String,
-        problem: String,
-    },
+    Param { path: PathBuf, param: String, problem: String },
     #[error("search space {path} declares no parameters: add [params.NAME] tables")]
     Empty { path: PathBuf },
 }
@@ -53,18 +46,10 @@ struct SpaceFile {
 impl Space {
     /// Reads a space file; `known` says whether the engine has a parameter of
     /// that name (and if not, what it does have).
-    pub fn load(
-        path: &Path,
-        known: &dyn Fn(&str) -> Result<(), String>,
-    ) -> Result<Self, SpaceError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SpaceError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let name = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+    pub fn load(path: &Path, known: &dyn Fn(&str) -> Result<(), String>) -> Result<Self, SpaceError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| SpaceError::Read { path: path.to_path_buf(), source })?;
+        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         Self::parse(&name, &text, known).map_err(|err| err.at(path))
     }
 
@@ -75,10 +60,8 @@ impl Space {
         known: &dyn Fn(&str) -> Result<(), String>,
     ) -> Result<Self, SpaceError> {
         let path = PathBuf::from(name);
-        let file: SpaceFile = toml::from_str(text).map_err(|err| SpaceError::Parse {
-            path: path.clone(),
-            message: err.to_string(),
-        })?;
+        let file: SpaceFile = toml::from_str(text)
+            .map_err(|err| SpaceError::Parse { path: path.clone(), message: err.to_string() })?;
         if file.params.is_empty() {
             return Err(SpaceError::Empty { path });
         }
@@ -86,53 +69,32 @@ impl Space {
         for (param_name, mut param) in file.params {
             let problem = known(&param_name).err().or_else(|| param.problem());
             if let Some(problem) = problem {
-                return Err(SpaceError::Param {
-                    path,
-                    param: param_name,
-                    problem,
-                });
+                return Err(SpaceError::Param { path, param: param_name, problem });
             }
             param.name = param_name;
             params.push(param);
         }
-        Ok(Space {
-            name: name.to_string(),
-            description: file.description,
-            params,
-        })
+        Ok(Space { name: name.to_string(), description: file.description, params })
     }
 
     /// A candidate drawn uniformly (log-uniformly where declared).
     pub fn sample(&self, rng: &mut impl Rng) -> Candidate {
-        self.params
-            .iter()
-            .map(|p| (p.name.clone(), p.sample(rng)))
-            .collect()
+        self.params.iter().map(|p| (p.name.clone(), p.sample(rng))).collect()
     }
 
     /// The candidate at a point of the unit cube, one coordinate per parameter.
     pub fn decode(&self, point: &[f64]) -> Candidate {
-        self.params
-            .iter()
-            .zip(point)
-            .map(|(p, u)| (p.name.clone(), p.decode(*u)))
-            .collect()
+        self.params.iter().zip(point).map(|(p, u)| (p.name.clone(), p.decode(*u))).collect()
     }
 
     /// A candidate's point in the unit cube; parameters it lacks sit mid-range.
     pub fn encode(&self, candidate: &Candidate) -> Vec<f64> {
-        self.params
-            .iter()
-            .map(|p| candidate.get(&p.name).map_or(0.5, |v| p.encode(v)))
-            .collect()
+        self.params.iter().map(|p| candidate.get(&p.name).map_or(0.5, |v| p.encode(v))).collect()
     }
 
     /// Number of points of the full grid (saturating).
     pub fn grid_size(&self) -> u64 {
-        self.params
-            .iter()
-            .map(|p| p.grid_levels().len() as u64)
-            .fold(1u64, |acc, n| acc.saturating_mul(n))
+        self.params.iter().map(|p| p.grid_levels().len() as u64).fold(1u64, |acc, n| acc.saturating_mul(n))
     }
 
     /// The grid point with the given index (mixed-radix over the levels).
@@ -153,11 +115,7 @@ impl SpaceError {
         let path = real.to_path_buf();
         match self {
             SpaceError::Parse { message, .. } => SpaceError::Parse { path, message },
-            SpaceError::Param { param, problem, .. } => SpaceError::Param {
-                path,
-                param,
-                problem,
-            },
+            SpaceError::Param { param, problem, .. } => SpaceError::Param { path, param, problem },
             SpaceError::Empty { .. } => SpaceError::Empty { path },
             other => other,
         }
@@ -211,10 +169,7 @@ mod tests {
             let back = space.decode(&space.encode(&c));
             assert_eq!(back["count"], c["count"]);
             assert_eq!(back["mode"], c["mode"]);
-            let (a, b) = (
-                back["share"].as_f64().unwrap(),
-                c["share"].as_f64().unwrap(),
-            );
+            let (a, b) = (back["share"].as_f64().unwrap(), c["share"].as_f64().unwrap());
             assert!((a - b).abs() < 1e-9 * b.max(1.0));
         }
     }
@@ -223,9 +178,7 @@ mod tests {
     fn grid_covers_every_combination_once() {
         let space = Space::parse("t", SPACE, &any).unwrap();
         assert_eq!(space.grid_size(), 2 * 2 * 3);
-        let points: Vec<_> = (0..space.grid_size())
-            .map(|i| space.grid_point(i))
-            .collect();
+        let points: Vec<_> = (0..space.grid_size()).map(|i| space.grid_point(i)).collect();
         for (i, a) in points.iter().enumerate() {
             assert!(points[i + 1..].iter().all(|b| a != b));
         }
@@ -235,10 +188,7 @@ mod tests {
     fn rejections_name_the_parameter() {
         let bad = SPACE.replace("min = 2", "min = 9");
         let err = Space::parse("t", &bad, &any).unwrap_err().to_string();
-        assert!(
-            err.contains("`count`") && err.contains("min 9 is above max 8"),
-            "{err}"
-        );
+        assert!(err.contains("`count`") && err.contains("min 9 is above max 8"), "{err}");
 
         let bad = SPACE.replace("grid = [0.05, 0.25]", "grid = [0.05, 0.75]");
         let err = Space::parse("t", &bad, &any).unwrap_err().to_string();
@@ -257,9 +207,8 @@ mod tests {
 
     #[test]
     fn malformed_toml_names_the_line() {
-        let err = Space::parse("t", "[params.a]\nkind = \"float\"\nmin = oops\n", &any)
-            .unwrap_err()
-            .to_string();
+        let err =
+            Space::parse("t", "[params.a]\nkind = \"float\"\nmin = oops\n", &any).unwrap_err().to_string();
         assert!(err.contains("line 3"), "{err}");
     }
 }

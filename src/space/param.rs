@@ -103,9 +103,7 @@ impl Param {
     pub fn contains(&self, value: &Value) -> bool {
         match (&self.domain, value) {
             (Domain::Int { min, max, .. }, Value::Int(v)) => (min..=max).contains(&v),
-            (Domain::Float { min, max, .. }, v) => {
-                v.as_f64().is_some_and(|v| (*min..=*max).contains(&v))
-            }
+            (Domain::Float { min, max, .. }, v) => v.as_f64().is_some_and(|v| (*min..=*max).contains(&v)),
             (Domain::Choice { values }, v) => values.contains(v),
             _ => false,
         }
@@ -117,9 +115,7 @@ impl Param {
             (Some(levels), _) => levels.clone(),
             (None, Domain::Choice { values }) => values.clone(),
             (None, Domain::Int { min, max, .. }) => dedup(vec![Value::Int(*min), Value::Int(*max)]),
-            (None, Domain::Float { min, max, .. }) => {
-                dedup(vec![Value::Float(*min), Value::Float(*max)])
-            }
+            (None, Domain::Float { min, max, .. }) => dedup(vec![Value::Float(*min), Value::Float(*max)]),
         }
     }
 
@@ -131,15 +127,10 @@ impl Param {
     /// Maps a value to [0, 1], log-scaled where declared so.
     pub fn encode(&self, value: &Value) -> f64 {
         match &self.domain {
-            Domain::Int { min, max, log } => unit(
-                value.as_f64().unwrap_or(0.0),
-                *min as f64,
-                *max as f64,
-                *log,
-            ),
-            Domain::Float { min, max, log } => {
-                unit(value.as_f64().unwrap_or(0.0), *min, *max, *log)
+            Domain::Int { min, max, log } => {
+                unit(value.as_f64().unwrap_or(0.0), *min as f64, *max as f64, *log)
             }
+            Domain::Float { min, max, log } => unit(value.as_f64().unwrap_or(0.0), *min, *max, *log),
             Domain::Choice { values } => {
                 let index = values.iter().position(|v| v == value).unwrap_or(0);
                 (index as f64 + 0.5) / values.len() as f64
@@ -178,11 +169,7 @@ fn unit(v: f64, min: f64, max: f64, log: bool) -> f64 {
     if max <= min {
         return 0.5;
     }
-    let u = if log {
-        (v.ln() - min.ln()) / (max.ln() - min.ln())
-    } else {
-        (v - min) / (max - min)
-    };
+    let u = if log { (v.ln() - min.ln()) / (max.ln() - min.ln()) } else { (v - min) / (max - min) };
     u.clamp(0.0, 1.0)
 }
 

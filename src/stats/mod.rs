@@ -46,11 +46,7 @@ fn resample_median(values: &[f64], rng: &mut StdRng, scratch: &mut Vec<f64>) -> 
 fn percentile_interval(mut estimates: Vec<f64>, point: f64) -> Estimate {
     estimates.sort_by(f64::total_cmp);
     let at = |q: f64| estimates[((estimates.len() - 1) as f64 * q).round() as usize];
-    Estimate {
-        point,
-        low: at(0.025),
-        high: at(0.975),
-    }
+    Estimate { point, low: at(0.025), high: at(0.975) }
 }
 
 /// Median with a percentile-bootstrap 95% interval; deterministic for a seed.
@@ -58,23 +54,11 @@ pub fn summarize(values: &[f64], seed: u64) -> Summary {
     let point = median(values);
     let mut rng = StdRng::seed_from_u64(seed);
     let mut scratch = Vec::new();
-    let estimates = (0..RESAMPLES)
-        .map(|_| resample_median(values, &mut rng, &mut scratch))
-        .collect();
+    let estimates = (0..RESAMPLES).map(|_| resample_median(values, &mut rng, &mut scratch)).collect();
     let min = values.iter().copied().fold(f64::INFINITY, f64::min);
     let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let spread = if point != 0.0 {
-        ((max - point).max(point - min) / point).abs()
-    } else {
-        0.0
-    };
-    Summary {
-        n: values.len(),
-        median: percentile_interval(estimates, point),
-        min,
-        max,
-        spread,
-    }
+    let spread = if point != 0.0 { ((max - point).max(point - min) / point).abs() } else { 0.0 };
+    Summary { n: values.len(), median: percentile_interval(estimates, point), min, max, spread }
 }
 
 /// The relative change of median(`new`) over median(`old`) (0.25 = 25% more),
@@ -101,11 +85,7 @@ pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
     if n1 == 0 || n2 == 0 {
         return 1.0;
     }
-    let mut all: Vec<(f64, usize)> = a
-        .iter()
-        .map(|&x| (x, 0))
-        .chain(b.iter().map(|&x| (x, 1)))
-        .collect();
+    let mut all: Vec<(f64, usize)> = a.iter().map(|&x| (x, 0)).chain(b.iter().map(|&x| (x, 1))).collect();
     all.sort_by(|x, y| x.0.total_cmp(&y.0));
     // Mid-ranks for ties.
     let mut ranks = vec![0.0; all.len()];
@@ -123,12 +103,7 @@ pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
         }
         i = j + 1;
     }
-    let rank_sum_a: f64 = all
-        .iter()
-        .zip(&ranks)
-        .filter(|(x, _)| x.1 == 0)
-        .map(|(_, r)| r)
-        .sum();
+    let rank_sum_a: f64 = all.iter().zip(&ranks).filter(|(x, _)| x.1 == 0).map(|(_, r)| r).sum();
     let u = rank_sum_a - (n1 * (n1 + 1)) as f64 / 2.0;
     if tie_term == 0.0 && n1 * n2 <= 400 {
         return exact_p(u.round() as usize, n1, n2);
@@ -178,8 +153,7 @@ fn normal_upper_tail(z: f64) -> f64 {
     let t = 1.0 / (1.0 + 0.327_591_1 * x);
     let poly = t
         * (0.254_829_592
-            + t * (-0.284_496_736
-                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+            + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
     0.5 * poly * (-x * x).exp()
 }
 
@@ -212,10 +186,7 @@ mod tests {
         let exact = mann_whitney_p(&a, &b);
         let tied_b: Vec<f64> = b.iter().map(|x| x.round()).collect();
         let approx = mann_whitney_p(&a, &tied_b);
-        assert!(
-            exact < 0.05 && approx < 0.05 && (exact - approx).abs() < 0.02,
-            "{exact} {approx}"
-        );
+        assert!(exact < 0.05 && approx < 0.05 && (exact - approx).abs() < 0.02, "{exact} {approx}");
     }
 
     #[test]

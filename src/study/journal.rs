@@ -15,10 +15,7 @@ use super::{StudyHeader, TrialRecord};
 pub enum Entry {
     Started(Box<StudyHeader>),
     Trial(Box<TrialRecord>),
-    Finished {
-        recommended: String,
-        beats_defaults: bool,
-    },
+    Finished { recommended: String, beats_defaults: bool },
 }
 
 pub struct Journal {
@@ -33,10 +30,7 @@ impl Journal {
             .append(true)
             .open(path)
             .with_context(|| format!("opening the journal {}", path.display()))?;
-        Ok(Journal {
-            path: path.to_path_buf(),
-            file,
-        })
+        Ok(Journal { path: path.to_path_buf(), file })
     }
 
     pub fn append(&mut self, entry: &Entry) -> anyhow::Result<()> {
@@ -51,8 +45,7 @@ impl Journal {
     /// Every entry of a journal file, in order; a torn last line (a crash
     /// mid-write) is ignored, a corrupt line elsewhere is an error naming it.
     pub fn read(path: &Path) -> anyhow::Result<Vec<Entry>> {
-        let file =
-            File::open(path).with_context(|| format!("opening the journal {}", path.display()))?;
+        let file = File::open(path).with_context(|| format!("opening the journal {}", path.display()))?;
         let lines: Vec<String> = BufReader::new(file).lines().collect::<Result<_, _>>()?;
         let mut entries = Vec::with_capacity(lines.len());
         for (i, line) in lines.iter().enumerate() {

@@ -101,13 +101,7 @@ const MAX_REJECTIONS_IN_A_ROW: usize = 200;
 pub const PRUNE_FACTOR: f64 = 3.0;
 
 pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
-    let StudySettings {
-        header,
-        space,
-        out_dir,
-        runner,
-        show_progress,
-    } = settings;
+    let StudySettings { header, space, out_dir, runner, show_progress } = settings;
     create_out_dir(&out_dir)?;
     let mut journal = Journal::create(&out_dir.join("journal.jsonl"))?;
     journal.append(&Entry::Started(Box::new(header.clone())))?;
@@ -131,10 +125,7 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
     study.confirm(&contenders)?;
     let verdict = study.judge()?;
     study.progress.finish_and_clear();
-    let outcome = StudyOutcome {
-        trials: study.trials,
-        verdict,
-    };
+    let outcome = StudyOutcome { trials: study.trials, verdict };
     report::write_study(&out_dir, &header, &outcome, &runner.workdir)?;
     Ok(outcome)
 }
@@ -184,9 +175,7 @@ struct Running<'a> {
 impl Running<'_> {
     fn search(&mut self) -> anyhow::Result<()> {
         let header = self.header;
-        let mut sampler = header
-            .strategy
-            .sampler(self.space, header.trials, header.seed);
+        let mut sampler = header.strategy.sampler(self.space, header.trials, header.seed);
         let mut ran = 0;
         let mut rejected_in_a_row = 0;
         while ran < header.trials && rejected_in_a_row < MAX_REJECTIONS_IN_A_ROW {
@@ -199,11 +188,7 @@ impl Running<'_> {
                     None => break,
                 }
             };
-            let label = if is_default {
-                "defaults".to_string()
-            } else {
-                format!("#{}", self.trials.len())
-            };
+            let label = if is_default { "defaults".to_string() } else { format!("#{}", self.trials.len()) };
             let limit = self.prune_limit();
             let record = self.trial(Stage::Search, label, candidate, is_default, limit)?;
             if record.measurement.wall_secs == 0.0 {
@@ -228,16 +213,9 @@ impl Running<'_> {
 
     /// The best few distinct search candidates, then the defaults.
     fn pick_contenders(&self) -> Vec<(String, Candidate, bool)> {
-        let mut ok: Vec<&TrialRecord> = self
-            .trials
-            .iter()
-            .filter(|t| t.measurement.status == Status::Ok && !t.is_default)
-            .collect();
-        ok.sort_by(|a, b| {
-            b.measurement
-                .ops_per_sec
-                .total_cmp(&a.measurement.ops_per_sec)
-        });
+        let mut ok: Vec<&TrialRecord> =
+            self.trials.iter().filter(|t| t.measurement.status == Status::Ok && !t.is_default).collect();
+        ok.sort_by(|a, b| b.measurement.ops_per_sec.total_cmp(&a.measurement.ops_per_sec));
         let mut picked: Vec<(String, Candidate, bool)> = ok
             .into_iter()
             .take(self.header.confirm_top)
@@ -250,18 +228,11 @@ impl Running<'_> {
     /// Interleaved rounds (A B C, B C A, ...) so drift hits all alike.
     fn confirm(&mut self, contenders: &[(String, Candidate, bool)]) -> anyhow::Result<()> {
         let runs = contenders.len() * self.header.confirm_repeats;
-        self.progress
-            .set_length(self.progress.position() + runs as u64);
+        self.progress.set_length(self.progress.position() + runs as u64);
         for round in 0..self.header.confirm_repeats {
             for k in 0..contenders.len() {
                 let (label, candidate, is_default) = &contenders[(k + round) % contenders.len()];
-                self.trial(
-                    Stage::Confirm,
-                    label.clone(),
-                    candidate.clone(),
-                    *is_default,
-                    None,
-                )?;
+                self.trial(Stage::Confirm, label.clone(), candidate.clone(), *is_default, None)?;
                 self.progress.inc(1);
             }
         }
@@ -269,12 +240,8 @@ impl Running<'_> {
     }
 
     fn judge(&mut self) -> anyhow::Result<Option<Verdict>> {
-        let confirm_runs: Vec<TrialRecord> = self
-            .trials
-            .iter()
-            .filter(|t| t.stage == Stage::Confirm)
-            .cloned()
-            .collect();
+        let confirm_runs: Vec<TrialRecord> =
+            self.trials.iter().filter(|t| t.stage == Stage::Confirm).cloned().collect();
         let verdict = verdict::judge(&confirm_runs, self.header.seed);
         if let Some(v) = &verdict {
             self.journal.append(&Entry::Finished {
@@ -294,21 +261,12 @@ impl Running<'_> {
         is_default: bool,
         prune_after: Option<Duration>,
     ) -> anyhow::Result<TrialRecord> {
-        self.progress
-            .set_message(format!("running {label}{}", self.best_message()));
+        self.progress.set_message(format!("running {label}{}", self.best_message()));
         let budget = self.header.scaled_budget();
         let number = self.trials.len();
         let config = RocksConfig::from_candidate(&candidate, budget).map_err(anyhow::Error::msg)?;
         let measurement = self.measure(&config, number, prune_after)?;
-        let record = TrialRecord {
-            number,
-            stage,
-            label,
-            is_default,
-            candidate,
-            config,
-            measurement,
-        };
+        let record = TrialRecord { number, stage, label, is_default, candidate, config, measurement };
         self.record(&record)?;
         Ok(record)
     }
@@ -321,14 +279,8 @@ impl Running<'_> {
         prune_after: Option<Duration>,
     ) -> anyhow::Result<Measurement> {
         let budget = self.header.scaled_budget();
-        if let Some(why) = config
-            .memory_model(self.shape.keys, self.shape.user_bytes)
-            .misfit(budget)
-        {
-            return Ok(Measurement::not_run(
-                Status::Infeasible,
-                format!("rejected before running: {why}"),
-            ));
+        if let Some(why) = config.memory_model(self.shape.keys, self.shape.user_bytes).misfit(budget) {
+            return Ok(Measurement::not_run(Status::Infeasible, format!("rejected before running: {why}")));
         }
         let spec = TrialSpec {
             config: config.clone(),
@@ -342,8 +294,7 @@ impl Running<'_> {
     /// Logs a finished trial, appends it to the journal and rewrites the CSV.
     fn record(&mut self, record: &TrialRecord) -> anyhow::Result<()> {
         self.log(record);
-        self.journal
-            .append(&Entry::Trial(Box::new(record.clone())))?;
+        self.journal.append(&Entry::Trial(Box::new(record.clone())))?;
         self.trials.push(record.clone());
         report::write_trials_csv(&self.out_dir, self.space, &self.phase_names, &self.trials)
     }
@@ -352,17 +303,8 @@ impl Running<'_> {
         self.trials
             .iter()
             .filter(|t| t.measurement.status == Status::Ok)
-            .max_by(|a, b| {
-                a.measurement
-                    .ops_per_sec
-                    .total_cmp(&b.measurement.ops_per_sec)
-            })
-            .map(|t| {
-                format!(
-                    "; best so far {} ({:.0} ops/s)",
-                    t.label, t.measurement.ops_per_sec
-                )
-            })
+            .max_by(|a, b| a.measurement.ops_per_sec.total_cmp(&b.measurement.ops_per_sec))
+            .map(|t| format!("; best so far {} ({:.0} ops/s)", t.label, t.measurement.ops_per_sec))
             .unwrap_or_default()
     }
 

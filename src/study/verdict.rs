@@ -89,10 +89,8 @@ pub fn judge(runs: &[TrialRecord], seed: u64) -> Option<Verdict> {
     let mut contenders: Vec<Contender> = labels
         .iter()
         .filter_map(|label| {
-            let mine: Vec<&TrialRecord> = runs
-                .iter()
-                .filter(|r| r.label == *label && r.measurement.status == Status::Ok)
-                .collect();
+            let mine: Vec<&TrialRecord> =
+                runs.iter().filter(|r| r.label == *label && r.measurement.status == Status::Ok).collect();
             let first = mine.first()?;
             let values: Vec<f64> = mine.iter().map(|r| r.measurement.ops_per_sec).collect();
             Some(Contender {
@@ -112,11 +110,7 @@ pub fn judge(runs: &[TrialRecord], seed: u64) -> Option<Verdict> {
         return None;
     }
     contenders.sort_by(|a, b| b.summary.median.point.total_cmp(&a.summary.median.point));
-    if let Some(defaults) = contenders
-        .iter()
-        .find(|c| c.is_default)
-        .map(|c| c.runs.clone())
-    {
+    if let Some(defaults) = contenders.iter().find(|c| c.is_default).map(|c| c.runs.clone()) {
         for c in contenders.iter_mut().filter(|c| !c.is_default) {
             c.change = Some(relative_change(&c.runs, &defaults, seed));
             c.p_value = Some(mann_whitney_p(&c.runs, &defaults));
@@ -129,9 +123,5 @@ pub fn judge(runs: &[TrialRecord], seed: u64) -> Option<Verdict> {
     } else {
         contenders.iter().position(|c| c.is_default).unwrap_or(0)
     };
-    Some(Verdict {
-        contenders,
-        recommended,
-        beats_defaults,
-    })
+    Some(Verdict { contenders, recommended, beats_defaults })
 }

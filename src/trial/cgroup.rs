@@ -22,15 +22,12 @@ pub struct MemoryCgroup {
 
 /// Where new cgroups can be made: below the memory cgroup this process is in.
 fn parent_dir() -> Result<(PathBuf, Version), String> {
-    let own = fs::read_to_string("/proc/self/cgroup")
-        .map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
+    let own =
+        fs::read_to_string("/proc/self/cgroup").map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
     for line in own.lines() {
         let mut fields = line.splitn(3, ':');
-        let (_, controllers, path) = (
-            fields.next(),
-            fields.next().unwrap_or(""),
-            fields.next().unwrap_or(""),
-        );
+        let (_, controllers, path) =
+            (fields.next(), fields.next().unwrap_or(""), fields.next().unwrap_or(""));
         if controllers.split(',').any(|c| c == "memory") {
             let dir = Path::new("/sys/fs/cgroup/memory").join(path.trim_start_matches('/'));
             if dir.join("memory.limit_in_bytes").exists() {
@@ -42,8 +39,7 @@ fn parent_dir() -> Result<(PathBuf, Version), String> {
         if let Some(path) = line.strip_prefix("0::") {
             for mount in ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"] {
                 let dir = Path::new(mount).join(path.trim_start_matches('/'));
-                let controllers =
-                    fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap_or_default();
+                let controllers = fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap_or_default();
                 if controllers.split_whitespace().any(|c| c == "memory") {
                     return Ok((dir, Version::V2));
                 }
@@ -73,8 +69,7 @@ impl MemoryCgroup {
         if path.exists() {
             let _ = fs::remove_dir(&path);
         }
-        fs::create_dir(&path)
-            .map_err(|e| format!("cannot create cgroup {}: {e}", path.display()))?;
+        fs::create_dir(&path).map_err(|e| format!("cannot create cgroup {}: {e}", path.display()))?;
         let group = MemoryCgroup { path, version };
         // Keep swap out of it where the kernel accounts swap (no error if
         // not): v1 caps memory + swap together, v2 caps swap alone.
@@ -92,20 +87,12 @@ impl MemoryCgroup {
     }
 
     fn write(&self, file: &str, value: &str) -> Result<(), String> {
-        fs::write(self.path.join(file), value).map_err(|e| {
-            format!(
-                "cannot write {value} to {}: {e}",
-                self.path.join(file).display()
-            )
-        })
+        fs::write(self.path.join(file), value)
+            .map_err(|e| format!("cannot write {value} to {}: {e}", self.path.join(file).display()))
     }
 
     fn read_u64(&self, file: &str) -> Option<u64> {
-        fs::read_to_string(self.path.join(file))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
+        fs::read_to_string(self.path.join(file)).ok()?.trim().parse().ok()
     }
 
     /// Moves the calling process into the cgroup at `path` (run by the child
@@ -131,9 +118,7 @@ impl MemoryCgroup {
             Version::V2 => "memory.events",
         };
         let text = fs::read_to_string(self.path.join(file)).unwrap_or_default();
-        let counted = text
-            .lines()
-            .find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse::<u64>().ok());
+        let counted = text.lines().find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse::<u64>().ok());
         match counted {
             Some(n) => n > 0,
             // Older v1 kernels lack the counter: a SIGKILL at the limit is the sign.

@@ -170,16 +170,10 @@ impl Runner {
         let report_path = dir.path().join("report.json");
         std::fs::write(&spec_path, serde_json::to_vec(spec)?)?;
         let group = self.cgroup(label, spec.budget);
-        let mut command = self.worker_command(
-            &spec_path,
-            &dir.path().join("db"),
-            &report_path,
-            group.as_ref(),
-        );
+        let mut command =
+            self.worker_command(&spec_path, &dir.path().join("db"), &report_path, group.as_ref());
         let started = Instant::now();
-        let mut child = command
-            .spawn()
-            .with_context(|| format!("starting {}", self.exe.display()))?;
+        let mut child = command.spawn().with_context(|| format!("starting {}", self.exe.display()))?;
         let stderr = child.stderr.take();
         let stderr_reader = std::thread::spawn(move || {
             let mut text = String::new();
@@ -196,7 +190,10 @@ impl Runner {
             Some(status) => classify(status, &report_path, &stderr, group.as_ref(), wall_secs),
             None if limit < self.timeout => Measurement::not_run(
                 Status::Pruned,
-                format!("stopped after {:.0} s, several times the defaults' time: it cannot be among the best", limit.as_secs_f64()),
+                format!(
+                    "stopped after {:.0} s, several times the defaults' time: it cannot be among the best",
+                    limit.as_secs_f64()
+                ),
             ),
             None => Measurement::not_run(
                 Status::Failed,
@@ -212,13 +209,7 @@ impl Runner {
     }
 
     /// `kvtune trial-worker ...`, set to die with this process.
-    fn worker_command(
-        &self,
-        spec: &Path,
-        db: &Path,
-        report: &Path,
-        group: Option<&MemoryCgroup>,
-    ) -> Command {
+    fn worker_command(&self, spec: &Path, db: &Path, report: &Path, group: Option<&MemoryCgroup>) -> Command {
         let mut command = Command::new(&self.exe);
         command
             .arg("trial-worker")
@@ -292,10 +283,9 @@ fn classify(
             .and_then(|bytes| Ok(serde_json::from_slice::<WorkerReport>(&bytes)?));
         return match report {
             Ok(report) => Measurement::from_report(report, wall_secs),
-            Err(e) => Measurement::not_run(
-                Status::Failed,
-                format!("the worker wrote no readable report: {e}"),
-            ),
+            Err(e) => {
+                Measurement::not_run(Status::Failed, format!("the worker wrote no readable report: {e}"))
+            }
         };
     }
     if group.is_some_and(|g| g.oom_killed(status.signal() == Some(libc::SIGKILL))) {
@@ -311,10 +301,7 @@ fn classify(
     };
     let last_lines: Vec<&str> = stderr.lines().rev().take(3).collect();
     let last_lines: Vec<&str> = last_lines.into_iter().rev().collect();
-    Measurement::not_run(
-        Status::Failed,
-        format!("the trial failed ({how}): {}", last_lines.join(" / ")),
-    )
+    Measurement::not_run(Status::Failed, format!("the trial failed ({how}): {}", last_lines.join(" / ")))
 }
 
 /// Removes trial directories and cgroups left by kvtune processes that died
@@ -368,12 +355,7 @@ pub fn replay_workload(spec: &TrialSpec, db_dir: &Path) -> anyhow::Result<Worker
     store.flush()?;
     let engine = store.metrics();
     drop(store);
-    Ok(WorkerReport {
-        phases,
-        engine,
-        disk_bytes: dir_size(db_dir),
-        peak_rss: peak_rss(),
-    })
+    Ok(WorkerReport { phases, engine, disk_bytes: dir_size(db_dir), peak_rss: peak_rss() })
 }
 
 /// Bytes of all files below `dir`.
