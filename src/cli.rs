@@ -57,7 +57,7 @@ pub struct Common {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
     /// Target seconds a trial should take when kvtune picks the scale.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 40.0)]
     pub trial_seconds: f64,
     /// Print machine-readable JSON on stdout instead of the summary (progress still goes to stderr).
     #[arg(long)]
