@@ -111,6 +111,15 @@ fn tune_writes_every_output_and_cleans_up() {
     let answer = report.find("## Answer").expect("an answer section");
     assert!(answer < report.find("## Every trial").unwrap());
 
+    // The preset measures again with `bench`, at the scale it records.
+    let preset_path = path_arg(&out.join("preset.toml"));
+    let args = ["bench", "--preset", &preset_path, "--repeat", "1", "--json", "--workdir", &path_arg(&work)];
+    let bench = kvtune_with(&args.map(String::from));
+    assert!(bench.status.success(), "{}", text(&bench));
+    let json: serde_json::Value = serde_json::from_slice(&bench.stdout).unwrap();
+    assert_eq!(json["scale"], "1");
+    assert_eq!(json["runs"].as_array().unwrap().len(), 1);
+
     // Every trial's database is gone.
     let left: Vec<PathBuf> = std::fs::read_dir(&work).unwrap().map(|e| e.unwrap().path()).collect();
     assert!(left.is_empty(), "left in the work directory: {left:?}");

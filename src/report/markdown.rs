@@ -170,7 +170,7 @@ fn trials(md: &mut String, header: &StudyHeader, outcome: &StudyOutcome) {
     md.push_str("|\n");
     for t in &outcome.trials {
         let m = &t.measurement;
-        let _ = write!(md, "| {} | {:?} | {} | {} |", t.number, t.stage, t.label, m.status);
+        let _ = write!(md, "| {} | {} | {} | {} |", t.number, t.stage, t.label, m.status);
         let _ = write!(md, " {} |", if m.status == Status::Ok { ops(m.ops_per_sec) } else { String::new() });
         for p in &phases {
             let value =
