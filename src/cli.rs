@@ -67,11 +67,15 @@ pub struct Common {
 #[derive(Debug, Clone, Args)]
 pub struct TuneArgs {
     /// Memory budget of the engine process, page cache included: 512M, 8G, 128GiB (K, M, G, T are powers of 1024).
-    #[arg(long, value_name = "SIZE", required = true)]
+    #[arg(long, value_name = "SIZE", required_unless_present = "resume")]
     pub budget: Option<ByteSize>,
     /// Workload to replay: a built-in dataset (spork) or the path of a dataset .toml file.
-    #[arg(long, value_name = "NAME|FILE", required = true)]
+    #[arg(long, value_name = "NAME|FILE", required_unless_present = "resume")]
     pub dataset: Option<String>,
+    /// Continue an interrupted study from its output folder (its journal.jsonl): the trials it
+    /// recorded are kept and it goes on with the settings it was started with.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "out", "space", "trials", "strategy"])]
+    pub resume: Option<PathBuf>,
     /// Search trials, the defaults included (confirmation runs come on top).
     #[arg(long, value_name = "N", default_value_t = 12)]
     pub trials: usize,

@@ -15,7 +15,8 @@ use crate::report::Preset;
 use crate::scale::{self, Scale, ScaleChoice};
 use crate::space::{Candidate, Domain, Space};
 use crate::stats::{summarize, Summary};
-use crate::study::{self, StudyHeader, StudySettings};
+use crate::study::journal::{Entry, Journal};
+use crate::study::{self, StudyHeader, StudySettings, TrialRecord};
 use crate::trial::{self, Measurement, Runner, Status, TrialSpec};
 
 /// Built-in search spaces: name and file text.
@@ -182,9 +183,43 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 }
 
 pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
+    if let Some(dir) = &args.resume {
+        return resume(dir, &args.common);
+    }
     let full_budget = args.budget.context("--budget is required")?.0;
     let dataset = Dataset::find(args.dataset.as_deref().context("--dataset is required")?)?;
     let space = load_space(&args.space)?;
+    check_study_size(&args)?;
+    let runner = runner(&args.common)?;
+    let asked = args.common.scale.map(|s| (s, "as asked (--scale)"));
+    let choice = pick_scale(&args.common, asked, &dataset, full_budget, &runner)?;
+    let out_dir = args.out.clone().unwrap_or_else(|| default_out_dir(&dataset.name, full_budget));
+    if !args.common.json {
+        eprintln!(
+            "kvtune: scale {} (budget {}, dataset shrunk alike): {}",
+            choice.scale,
+            ByteSize(choice.scale.apply(full_budget)),
+            choice.reason
+        );
+    }
+    let header = StudyHeader {
+        kvtune_version: env!("CARGO_PKG_VERSION").into(),
+        dataset,
+        full_budget,
+        scale: choice.scale,
+        scale_reason: choice.reason,
+        space_name: space.name.clone(),
+        space_text: space.text.clone(),
+        strategy: args.strategy,
+        trials: args.trials,
+        confirm_top: args.confirm_top,
+        confirm_repeats: args.confirm_repeats,
+        seed: args.common.seed,
+    };
+    run_study(header, Vec::new(), space, out_dir, runner, args.common.json)
+}
+
+fn check_study_size(args: &TuneArgs) -> anyhow::Result<()> {
     if args.trials == 0 {
         bail!("--trials 0: give at least 1 (the first trial is RocksDB's defaults)");
     }
@@ -197,45 +232,62 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
             args.confirm_repeats
         );
     }
-    let runner = runner(&args.common)?;
-    let asked = args.common.scale.map(|s| (s, "as asked (--scale)"));
-    let choice = pick_scale(&args.common, asked, &dataset, full_budget, &runner)?;
-    let out_dir = args.out.clone().unwrap_or_else(|| default_out_dir(&dataset.name, full_budget));
-    if !args.common.json {
-        eprintln!(
-            "kvtune: scale {} (budget {}, dataset shrunk alike): {}",
-            choice.scale,
-            ByteSize(choice.scale.apply(full_budget)),
-            choice.reason
+    Ok(())
+}
+
+/// Continues the study recorded in `dir`'s journal with the settings it began with.
+fn resume(dir: &Path, common: &Common) -> anyhow::Result<()> {
+    let entries = Journal::read(&dir.join("journal.jsonl"))?;
+    let Some(Entry::Started(header)) = entries.first() else {
+        bail!("{}/journal.jsonl does not begin with a study's start: it cannot be resumed", dir.display());
+    };
+    if entries.iter().any(|e| matches!(e, Entry::Finished { .. })) {
+        bail!(
+            "the study in {} has finished already: its results are in {}/report.md",
+            dir.display(),
+            dir.display()
         );
+    }
+    let prior: Vec<TrialRecord> = entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Trial(t) => Some((**t).clone()),
+            _ => None,
+        })
+        .collect();
+    let space = Space::parse(&header.space_name, &header.space_text, &param_known)?;
+    if !common.json {
+        eprintln!("kvtune: resuming the study in {} after {} recorded trials", dir.display(), prior.len());
+    }
+    let runner = runner(common)?;
+    run_study((**header).clone(), prior, space, dir.to_path_buf(), runner, common.json)
+}
+
+fn run_study(
+    header: StudyHeader,
+    prior: Vec<TrialRecord>,
+    space: Space,
+    out_dir: PathBuf,
+    runner: Runner,
+    json: bool,
+) -> anyhow::Result<()> {
+    if !json {
         eprintln!(
             "kvtune: {} search trials + {} confirmation runs; results in {}",
-            args.trials,
-            (args.confirm_top + 1) * args.confirm_repeats,
+            header.trials,
+            (header.confirm_top + 1) * header.confirm_repeats,
             out_dir.display()
         );
     }
-    let header = StudyHeader {
-        kvtune_version: env!("CARGO_PKG_VERSION").into(),
-        dataset,
-        full_budget,
-        scale: choice.scale,
-        scale_reason: choice.reason,
-        space_name: space.name.clone(),
-        strategy: args.strategy,
-        trials: args.trials,
-        confirm_top: args.confirm_top,
-        confirm_repeats: args.confirm_repeats,
-        seed: args.common.seed,
-    };
     let outcome = study::run(StudySettings {
         header: header.clone(),
+        prior,
         space,
         out_dir: out_dir.clone(),
         runner,
-        show_progress: !args.common.json,
+        show_progress: !json,
     })?;
-    if args.common.json {
+    if json {
         let json = serde_json::json!({ "out_dir": out_dir, "scale": header.scale.to_string(), "verdict": outcome.verdict });
         println!("{}", serde_json::to_string_pretty(&json)?);
         return Ok(());

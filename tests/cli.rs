@@ -123,6 +123,37 @@ fn tune_writes_every_output_and_cleans_up() {
     // Every trial's database is gone.
     let left: Vec<PathBuf> = std::fs::read_dir(&work).unwrap().map(|e| e.unwrap().path()).collect();
     assert!(left.is_empty(), "left in the work directory: {left:?}");
+
+    resume_after_a_crash(dir.path(), &out, &work);
+}
+
+/// A copy of the study cut off after four trials, mid-write, resumes to the same shape of result.
+fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
+    let crashed = dir.join("crashed");
+    std::fs::create_dir_all(&crashed).unwrap();
+    let journal = std::fs::read_to_string(finished.join("journal.jsonl")).unwrap();
+    let mut cut: String = journal.lines().take(5).map(|l| format!("{l}\n")).collect();
+    cut.push_str("{\"event\":\"tri");
+    std::fs::write(crashed.join("journal.jsonl"), cut).unwrap();
+
+    let args = ["--resume", &path_arg(&crashed), "--workdir", &path_arg(work)];
+    let run = kvtune_with(&args.map(String::from));
+    assert!(run.status.success(), "{}", text(&run));
+    let entries = Journal::read(&crashed.join("journal.jsonl")).unwrap();
+    let trials: Vec<_> = entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Trial(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(trials.iter().filter(|t| t.measurement.wall_secs > 0.0).count(), 3 + 2 * 2);
+    assert_eq!(trials.iter().filter(|t| t.number < 4).count(), 4, "the recorded trials are kept");
+    assert!(matches!(entries.last(), Some(Entry::Finished { .. })));
+    assert!(crashed.join("preset.toml").exists() && crashed.join("OPTIONS").exists());
+    assert_eq!(csv::Reader::from_path(crashed.join("trials.csv")).unwrap().records().count(), trials.len());
+
+    fails_with(&["--resume", &path_arg(&crashed)], &["finished already"]);
 }
 
 #[test]

@@ -21,6 +21,8 @@ pub struct Space {
     pub name: String,
     pub description: String,
     pub params: Vec<Param>,
+    /// The file's text, kept so a journal can rebuild the space on resume.
+    pub text: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -74,7 +76,7 @@ impl Space {
             param.name = param_name;
             params.push(param);
         }
-        Ok(Space { name: name.to_string(), description: file.description, params })
+        Ok(Space { name: name.to_string(), description: file.description, params, text: text.to_string() })
     }
 
     /// A candidate drawn uniformly (log-uniformly where declared).

@@ -24,7 +24,16 @@ pub struct Journal {
 }
 
 impl Journal {
+    /// Opens a journal to append to, cutting off a torn last line left by a
+    /// crash mid-write so the next entry starts on a line of its own.
     pub fn create(path: &Path) -> anyhow::Result<Self> {
+        if let Ok(bytes) = std::fs::read(path) {
+            if bytes.last().is_some_and(|&b| b != b'\n') {
+                let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                let file = OpenOptions::new().write(true).open(path)?;
+                file.set_len(keep as u64)?;
+            }
+        }
         let file = OpenOptions::new()
             .create(true)
             .append(true)

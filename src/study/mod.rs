@@ -64,6 +64,8 @@ pub struct StudyHeader {
     pub scale: Scale,
     pub scale_reason: String,
     pub space_name: String,
+    /// The search space file's text, so a resumed study searches the same space.
+    pub space_text: String,
     pub strategy: Strategy,
     pub trials: usize,
     pub confirm_top: usize,
@@ -80,6 +82,8 @@ impl StudyHeader {
 /// Everything a study needs besides its header.
 pub struct StudySettings {
     pub header: StudyHeader,
+    /// Trials a resumed study already recorded (empty for a new study).
+    pub prior: Vec<TrialRecord>,
     pub space: Space,
     pub out_dir: PathBuf,
     pub runner: Runner,
@@ -101,10 +105,15 @@ const MAX_REJECTIONS_IN_A_ROW: usize = 200;
 pub const PRUNE_FACTOR: f64 = 3.0;
 
 pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
-    let StudySettings { header, space, out_dir, runner, show_progress } = settings;
-    create_out_dir(&out_dir)?;
+    let StudySettings { header, prior, space, out_dir, runner, show_progress } = settings;
+    let resuming = !prior.is_empty();
+    if !resuming {
+        create_out_dir(&out_dir)?;
+    }
     let mut journal = Journal::create(&out_dir.join("journal.jsonl"))?;
-    journal.append(&Entry::Started(Box::new(header.clone())))?;
+    if !resuming {
+        journal.append(&Entry::Started(Box::new(header.clone())))?;
+    }
     let workload = header.dataset.workload(header.scaled_budget());
     let planned = header.trials + (header.confirm_top + 1) * header.confirm_repeats;
     let mut study = Running {
@@ -116,10 +125,12 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
         shape: workload.shape(),
         phase_names: workload.phase_names(),
         defaults: default_candidate(header.full_budget),
-        trials: Vec::new(),
+        trials: prior,
         progress: progress_bar(show_progress, planned),
         show_progress,
     };
+    let done = study.trials.iter().filter(|t| t.measurement.wall_secs > 0.0).count();
+    study.progress.set_position(done as u64);
     study.search()?;
     let contenders = study.pick_contenders();
     study.confirm(&contenders)?;
@@ -176,7 +187,8 @@ impl Running<'_> {
     fn search(&mut self) -> anyhow::Result<()> {
         let header = self.header;
         let mut sampler = header.strategy.sampler(self.space, header.trials, header.seed);
-        let mut ran = 0;
+        let mut ran =
+            self.trials.iter().filter(|t| t.stage == Stage::Search && t.measurement.wall_secs > 0.0).count();
         let mut rejected_in_a_row = 0;
         while ran < header.trials && rejected_in_a_row < MAX_REJECTIONS_IN_A_ROW {
             let defaults_tried = self.trials.iter().any(|t| t.is_default);
@@ -227,14 +239,16 @@ impl Running<'_> {
 
     /// Interleaved rounds (A B C, B C A, ...) so drift hits all alike.
     fn confirm(&mut self, contenders: &[(String, Candidate, bool)]) -> anyhow::Result<()> {
-        let runs = contenders.len() * self.header.confirm_repeats;
-        self.progress.set_length(self.progress.position() + runs as u64);
-        for round in 0..self.header.confirm_repeats {
-            for k in 0..contenders.len() {
-                let (label, candidate, is_default) = &contenders[(k + round) % contenders.len()];
-                self.trial(Stage::Confirm, label.clone(), candidate.clone(), *is_default, None)?;
-                self.progress.inc(1);
-            }
+        let n = contenders.len();
+        let schedule: Vec<usize> =
+            (0..self.header.confirm_repeats).flat_map(|round| (0..n).map(move |k| (k + round) % n)).collect();
+        // A resumed study skips the runs it already has.
+        let done = self.trials.iter().filter(|t| t.stage == Stage::Confirm).count();
+        self.progress.set_length(self.progress.position() + schedule.len().saturating_sub(done) as u64);
+        for &index in schedule.iter().skip(done) {
+            let (label, candidate, is_default) = &contenders[index];
+            self.trial(Stage::Confirm, label.clone(), candidate.clone(), *is_default, None)?;
+            self.progress.inc(1);
         }
         Ok(())
     }
