@@ -216,7 +216,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
         confirm_repeats: args.confirm_repeats,
         seed: args.common.seed,
     };
-    run_study(header, Vec::new(), space, out_dir, runner, args.common.json)
+    run_study(header, None, space, out_dir, runner, args.common.json)
 }
 
 fn check_study_size(args: &TuneArgs) -> anyhow::Result<()> {
@@ -260,12 +260,12 @@ fn resume(dir: &Path, common: &Common) -> anyhow::Result<()> {
         eprintln!("kvtune: resuming the study in {} after {} recorded trials", dir.display(), prior.len());
     }
     let runner = runner(common)?;
-    run_study((**header).clone(), prior, space, dir.to_path_buf(), runner, common.json)
+    run_study((**header).clone(), Some(prior), space, dir.to_path_buf(), runner, common.json)
 }
 
 fn run_study(
     header: StudyHeader,
-    prior: Vec<TrialRecord>,
+    prior: Option<Vec<TrialRecord>>,
     space: Space,
     out_dir: PathBuf,
     runner: Runner,
@@ -279,6 +279,7 @@ fn run_study(
             out_dir.display()
         );
     }
+    trial::stop_cleanly_on_interrupt();
     let outcome = study::run(StudySettings {
         header: header.clone(),
         prior,
@@ -286,6 +287,14 @@ fn run_study(
         out_dir: out_dir.clone(),
         runner,
         show_progress: !json,
+    })
+    .map_err(|e| match e.downcast_ref::<trial::Interrupted>() {
+        Some(_) => anyhow::anyhow!(
+            "interrupted; every finished trial is in {}/journal.jsonl: continue with `kvtune --resume {}`",
+            out_dir.display(),
+            out_dir.display()
+        ),
+        None => e,
     })?;
     if json {
         let json = serde_json::json!({ "out_dir": out_dir, "scale": header.scale.to_string(), "verdict": outcome.verdict });

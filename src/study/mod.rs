@@ -82,8 +82,8 @@ impl StudyHeader {
 /// Everything a study needs besides its header.
 pub struct StudySettings {
     pub header: StudyHeader,
-    /// Trials a resumed study already recorded (empty for a new study).
-    pub prior: Vec<TrialRecord>,
+    /// Trials a resumed study already recorded; `None` for a new study.
+    pub prior: Option<Vec<TrialRecord>>,
     pub space: Space,
     pub out_dir: PathBuf,
     pub runner: Runner,
@@ -106,7 +106,7 @@ pub const PRUNE_FACTOR: f64 = 3.0;
 
 pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
     let StudySettings { header, prior, space, out_dir, runner, show_progress } = settings;
-    let resuming = !prior.is_empty();
+    let resuming = prior.is_some();
     if !resuming {
         create_out_dir(&out_dir)?;
     }
@@ -125,7 +125,7 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
         shape: workload.shape(),
         phase_names: workload.phase_names(),
         defaults: default_candidate(header.full_budget),
-        trials: prior,
+        trials: prior.unwrap_or_default(),
         progress: progress_bar(show_progress, planned),
         show_progress,
     };

@@ -249,6 +249,29 @@ impl Runner {
     }
 }
 
+/// Set by SIGINT/SIGTERM: the running trial is stopped and cleaned up, and
+/// the study ends with an error that says how to resume it.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_interrupt(_: libc::c_int) {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Makes Ctrl-C (and SIGTERM) stop kvtune between polls instead of at once,
+/// so the running trial's directory and cgroup are removed.
+pub fn stop_cleanly_on_interrupt() {
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, on_interrupt as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_interrupt as *const () as libc::sighandler_t);
+    }
+}
+
+/// The error a study ends with when interrupted.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted")]
+pub struct Interrupted;
+
 /// Waits for the child, killing it after `limit`; `None` if it was killed.
 fn wait_at_most(
     child: &mut std::process::Child,
@@ -259,9 +282,13 @@ fn wait_at_most(
         if let Some(status) = child.try_wait()? {
             return Ok(Some(status));
         }
-        if started.elapsed() > limit {
+        let interrupted = INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst);
+        if interrupted || started.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
+            if interrupted {
+                return Err(Interrupted.into());
+            }
             return Ok(None);
         }
         std::thread::sleep(Duration::from_millis(20));
