@@ -219,6 +219,26 @@ impl RocksConfig {
         })
     }
 
+    /// `candidate` with the counts RocksDB would not take as asked (a merge
+    /// count of at least the memtable count, say) set to what actually runs,
+    /// so the record of a trial never claims a setting it did not have.
+    pub fn effective(&self, candidate: &Candidate) -> Candidate {
+        let mut out = candidate.clone();
+        let ran = [
+            ("max_write_buffer_number", self.max_write_buffer_number as i64),
+            ("min_write_buffer_number_to_merge", self.min_write_buffer_number_to_merge as i64),
+            ("level0_file_num_compaction_trigger", self.level0_file_num_compaction_trigger as i64),
+            ("max_background_jobs", self.max_background_jobs as i64),
+            ("max_subcompactions", self.max_subcompactions as i64),
+        ];
+        for (name, value) in ran {
+            if let Some(asked @ Value::Int(_)) = out.get_mut(name) {
+                *asked = Value::Int(value);
+            }
+        }
+        out
+    }
+
     /// What this option set holds in memory for a database of `keys` keys
     /// and `data_bytes` user bytes.
     pub fn memory_model(&self, keys: u64, data_bytes: u64) -> MemoryModel {
@@ -396,4 +416,49 @@ pub fn options_file(config: &RocksConfig, scratch_parent: &Path) -> anyhow::Resu
         .max()
         .context("RocksDB wrote no OPTIONS file")?;
     Ok(std::fs::read_to_string(newest.1)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::GIB;
+
+    #[test]
+    fn defaults_at_full_size_are_rocksdbs_own() {
+        let budget = 128 * GIB;
+        let c = RocksConfig::from_candidate(&default_candidate(budget), budget).unwrap();
+        assert_eq!(c.write_buffer_size, 64 * MIB);
+        assert_eq!(c.max_write_buffer_number, 2);
+        assert_eq!(c.target_file_size_base, 64 * MIB);
+        assert_eq!(c.max_bytes_for_level_base, 256 * MIB);
+        assert_eq!(c.block_cache_size, budget / 3);
+        assert_eq!((c.compression.as_str(), c.block_size, c.load_mode.as_str()), ("snappy", 4096, "pread"));
+    }
+
+    #[test]
+    fn scaled_memtables_keep_a_floor() {
+        let c = RocksConfig::from_candidate(&default_candidate(128 * GIB), GIB).unwrap();
+        assert_eq!(c.write_buffer_size, GIB / 32);
+    }
+
+    #[test]
+    fn the_record_shows_what_ran() {
+        let mut asked = default_candidate(GIB);
+        asked.insert("min_write_buffer_number_to_merge".into(), Value::Int(3));
+        let config = RocksConfig::from_candidate(&asked, GIB).unwrap();
+        assert_eq!(config.effective(&asked)["min_write_buffer_number_to_merge"], Value::Int(1));
+    }
+
+    #[test]
+    fn unknown_and_mistyped_values_are_refused() {
+        let mut c = default_candidate(GIB);
+        c.insert("compression".into(), Value::Str("zlib".into()));
+        assert!(RocksConfig::from_candidate(&c, GIB).unwrap_err().contains("none, snappy, lz4, zstd"));
+        let mut c = default_candidate(GIB);
+        c.insert("block_cache_share".into(), Value::Float(1.5));
+        assert!(RocksConfig::from_candidate(&c, GIB).unwrap_err().contains("from 0 to 1"));
+        let mut c = default_candidate(GIB);
+        c.insert("bloom_bitz".into(), Value::Int(1));
+        assert!(RocksConfig::from_candidate(&c, GIB).unwrap_err().contains("known are"));
+    }
 }

@@ -279,6 +279,7 @@ impl Running<'_> {
         let budget = self.header.scaled_budget();
         let number = self.trials.len();
         let config = RocksConfig::from_candidate(&candidate, budget).map_err(anyhow::Error::msg)?;
+        let candidate = config.effective(&candidate);
         let measurement = self.measure(&config, number, prune_after)?;
         let record = TrialRecord { number, stage, label, is_default, candidate, config, measurement };
         self.record(&record)?;
