@@ -74,7 +74,7 @@ pub struct TuneArgs {
     pub dataset: Option<String>,
     /// Continue an interrupted study from its output folder (its journal.jsonl): the trials it
     /// recorded are kept and it goes on with the settings it was started with.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "out", "space", "trials", "strategy"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "out", "space", "trials", "strategy", "confirm_top", "confirm_repeats", "scale", "seed"])]
     pub resume: Option<PathBuf>,
     /// Search trials, the defaults included (confirmation runs come on top).
     #[arg(long, value_name = "N", default_value_t = 12)]

@@ -149,6 +149,18 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
         .collect();
     assert_eq!(trials.iter().filter(|t| t.measurement.wall_secs > 0.0).count(), 3 + 2 * 2);
     assert_eq!(trials.iter().filter(|t| t.number < 4).count(), 4, "the recorded trials are kept");
+    // It goes on as the uninterrupted study did: the same candidates, in the same order.
+    let original = Journal::read(&finished.join("journal.jsonl")).unwrap();
+    let plan = |entries: &[Entry]| -> Vec<(String, String)> {
+        entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Trial(t) => Some((t.label.clone(), format!("{:?}", t.candidate))),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(plan(&entries), plan(&original));
     assert!(matches!(entries.last(), Some(Entry::Finished { .. })));
     assert!(crashed.join("preset.toml").exists() && crashed.join("OPTIONS").exists());
     assert_eq!(csv::Reader::from_path(crashed.join("trials.csv")).unwrap().records().count(), trials.len());

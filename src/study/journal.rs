@@ -2,7 +2,7 @@
 //! after every entry, so a crash loses at most the trial that was running.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -24,15 +24,13 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Opens a journal to append to, cutting off a torn last line left by a
-    /// crash mid-write so the next entry starts on a line of its own.
+    /// Opens a journal to append to, first cutting off whatever follows its
+    /// last complete entry (a line torn by a crash mid-write), so what is
+    /// appended next starts on a line of its own and `read` agrees with it.
     pub fn create(path: &Path) -> anyhow::Result<Self> {
-        if let Ok(bytes) = std::fs::read(path) {
-            if bytes.last().is_some_and(|&b| b != b'\n') {
-                let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-                let file = OpenOptions::new().write(true).open(path)?;
-                file.set_len(keep as u64)?;
-            }
+        if path.exists() {
+            let (_, valid) = scan(path)?;
+            OpenOptions::new().write(true).open(path)?.set_len(valid)?;
         }
         let file = OpenOptions::new()
             .create(true)
@@ -51,19 +49,76 @@ impl Journal {
             .with_context(|| format!("writing the journal {}", self.path.display()))
     }
 
-    /// Every entry of a journal file, in order; a torn last line (a crash
-    /// mid-write) is ignored, a corrupt line elsewhere is an error naming it.
+    /// Every complete entry of a journal file, in order.
     pub fn read(path: &Path) -> anyhow::Result<Vec<Entry>> {
-        let file = File::open(path).with_context(|| format!("opening the journal {}", path.display()))?;
-        let lines: Vec<String> = BufReader::new(file).lines().collect::<Result<_, _>>()?;
-        let mut entries = Vec::with_capacity(lines.len());
-        for (i, line) in lines.iter().enumerate() {
-            match serde_json::from_str(line) {
-                Ok(entry) => entries.push(entry),
-                Err(_) if i + 1 == lines.len() => break,
-                Err(e) => anyhow::bail!("journal {} line {}: {e}", path.display(), i + 1),
+        Ok(scan(path)?.0)
+    }
+}
+
+/// The entries of a journal and the length in bytes of the part that holds
+/// them. Only the last line may be unreadable (torn by a crash); a bad line
+/// before it is corruption and an error naming the line.
+fn scan(path: &Path) -> anyhow::Result<(Vec<Entry>, u64)> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading the journal {}", path.display()))?;
+    let mut entries = Vec::new();
+    let mut valid = 0usize;
+    let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
+    for (i, line) in lines.iter().enumerate() {
+        let complete = line.ends_with(b"\n");
+        match serde_json::from_slice::<Entry>(line) {
+            Ok(entry) if complete => {
+                entries.push(entry);
+                valid += line.len();
             }
+            _ if i + 1 == lines.len() => break,
+            Err(e) => anyhow::bail!("journal {} line {}: {e}", path.display(), i + 1),
+            Ok(_) => unreachable!("only the last line can lack its newline"),
         }
-        Ok(entries)
+    }
+    Ok((entries, valid as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finished(label: &str) -> Entry {
+        Entry::Finished { recommended: label.into(), beats_defaults: false }
+    }
+
+    #[test]
+    fn a_torn_tail_is_dropped_and_appending_goes_on_cleanly() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.jsonl");
+        let mut journal = Journal::create(&path).unwrap();
+        journal.append(&finished("a")).unwrap();
+        journal.append(&finished("b")).unwrap();
+        drop(journal);
+        // A crash mid-write leaves half a line, with or without a full entry.
+        for torn in
+            ["{\"event\":\"fin", "{\"event\":\"finished\",\"recommended\":\"x\",\"beats_defaults\":false}"]
+        {
+            let mut bytes = std::fs::read(&path).unwrap();
+            bytes.extend_from_slice(torn.as_bytes());
+            std::fs::write(&path, bytes).unwrap();
+            assert_eq!(Journal::read(&path).unwrap().len(), 2, "{torn}");
+            Journal::create(&path).unwrap();
+            assert_eq!(Journal::read(&path).unwrap().len(), 2, "{torn}");
+        }
+        Journal::create(&path).unwrap().append(&finished("c")).unwrap();
+        assert_eq!(Journal::read(&path).unwrap(), vec![finished("a"), finished("b"), finished("c")]);
+    }
+
+    #[test]
+    fn a_bad_line_before_the_end_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.jsonl");
+        std::fs::write(
+            &path,
+            "{\"event\":\"finished\",\"recommended\":\"a\",\"beats_defaults\":true}\nnot json\n{}\n",
+        )
+        .unwrap();
+        let err = Journal::read(&path).unwrap_err().to_string();
+        assert!(err.contains("line 2"), "{err}");
     }
 }

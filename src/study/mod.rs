@@ -134,10 +134,16 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
     study.search()?;
     let contenders = study.pick_contenders();
     study.confirm(&contenders)?;
-    let verdict = study.judge()?;
+    let verdict = verdict::judge(&study.trials_of(Stage::Confirm), header.seed);
     study.progress.finish_and_clear();
+    let mut journal = study.journal;
     let outcome = StudyOutcome { trials: study.trials, verdict };
     report::write_study(&out_dir, &header, &outcome, &runner.workdir)?;
+    // Finished goes last: a crash before it leaves a study that resumes.
+    if let Some(v) = &outcome.verdict {
+        let recommended = v.recommended().label.clone();
+        journal.append(&Entry::Finished { recommended, beats_defaults: v.beats_defaults })?;
+    }
     Ok(outcome)
 }
 
@@ -187,6 +193,14 @@ impl Running<'_> {
     fn search(&mut self) -> anyhow::Result<()> {
         let header = self.header;
         let mut sampler = header.strategy.sampler(self.space, header.trials, header.seed);
+        // A resumed study first replays its sampler over the recorded
+        // trials, so it goes on exactly as an uninterrupted one would.
+        for (i, t) in
+            self.trials.iter().enumerate().filter(|(_, t)| t.stage == Stage::Search && !t.is_default)
+        {
+            let _ = sampler.ask(self.space, &self.trials[..i]);
+            sampler.tell(t);
+        }
         let mut ran =
             self.trials.iter().filter(|t| t.stage == Stage::Search && t.measurement.wall_secs > 0.0).count();
         let mut rejected_in_a_row = 0;
@@ -225,8 +239,11 @@ impl Running<'_> {
 
     /// The best few distinct search candidates, then the defaults.
     fn pick_contenders(&self) -> Vec<(String, Candidate, bool)> {
-        let mut ok: Vec<&TrialRecord> =
-            self.trials.iter().filter(|t| t.measurement.status == Status::Ok && !t.is_default).collect();
+        let mut ok: Vec<&TrialRecord> = self
+            .trials
+            .iter()
+            .filter(|t| t.stage == Stage::Search && t.measurement.status == Status::Ok && !t.is_default)
+            .collect();
         ok.sort_by(|a, b| b.measurement.ops_per_sec.total_cmp(&a.measurement.ops_per_sec));
         let mut picked: Vec<(String, Candidate, bool)> = ok
             .into_iter()
@@ -253,17 +270,8 @@ impl Running<'_> {
         Ok(())
     }
 
-    fn judge(&mut self) -> anyhow::Result<Option<Verdict>> {
-        let confirm_runs: Vec<TrialRecord> =
-            self.trials.iter().filter(|t| t.stage == Stage::Confirm).cloned().collect();
-        let verdict = verdict::judge(&confirm_runs, self.header.seed);
-        if let Some(v) = &verdict {
-            self.journal.append(&Entry::Finished {
-                recommended: v.recommended().label.clone(),
-                beats_defaults: v.beats_defaults,
-            })?;
-        }
-        Ok(verdict)
+    fn trials_of(&self, stage: Stage) -> Vec<TrialRecord> {
+        self.trials.iter().filter(|t| t.stage == stage).cloned().collect()
     }
 
     /// Runs (or rejects) one candidate and records it everywhere.

@@ -159,6 +159,9 @@ impl Runner {
         label: &str,
         prune_after: Option<Duration>,
     ) -> anyhow::Result<Measurement> {
+        if interrupted() {
+            return Err(Interrupted.into());
+        }
         std::fs::create_dir_all(&self.workdir)
             .with_context(|| format!("creating the work directory {}", self.workdir.display()))?;
         // Removed on drop, whatever happens to the trial.
@@ -222,6 +225,9 @@ impl Runner {
         if let Some(group) = group {
             command.arg(&group.path);
         }
+        // Its own process group: a terminal's Ctrl-C reaches kvtune alone,
+        // which stops the worker itself and records nothing half-done.
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         // SAFETY: prctl is async-signal-safe and touches no memory of ours.
         unsafe {
             std::os::unix::process::CommandExt::pre_exec(&mut command, || {
@@ -267,6 +273,10 @@ pub fn stop_cleanly_on_interrupt() {
     }
 }
 
+fn interrupted() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// The error a study ends with when interrupted.
 #[derive(Debug, thiserror::Error)]
 #[error("interrupted")]
@@ -279,16 +289,17 @@ fn wait_at_most(
 ) -> anyhow::Result<Option<std::process::ExitStatus>> {
     let started = Instant::now();
     loop {
+        if interrupted() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Interrupted.into());
+        }
         if let Some(status) = child.try_wait()? {
             return Ok(Some(status));
         }
-        let interrupted = INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst);
-        if interrupted || started.elapsed() > limit {
+        if started.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
-            if interrupted {
-                return Err(Interrupted.into());
-            }
             return Ok(None);
         }
         std::thread::sleep(Duration::from_millis(20));
