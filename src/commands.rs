@@ -289,11 +289,11 @@ fn run_study(
         show_progress: !json,
     })
     .map_err(|e| match e.downcast_ref::<trial::Interrupted>() {
-        Some(_) => anyhow::anyhow!(
-            "interrupted; every finished trial is in {}/journal.jsonl: continue with `kvtune --resume {}`",
+        Some(_) => e.context(format!(
+            "every finished trial is in {}/journal.jsonl: continue with `kvtune --resume {}`",
             out_dir.display(),
             out_dir.display()
-        ),
+        )),
         None => e,
     })?;
     if json {

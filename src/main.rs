@@ -16,7 +16,12 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err:#}");
-            ExitCode::FAILURE
+            // 130, as a shell reports a command ended by Ctrl-C, tells
+            // scripts an interrupted study (resumable) from a failed one.
+            match err.downcast_ref::<kvtune::trial::Interrupted>() {
+                Some(_) => ExitCode::from(130),
+                None => ExitCode::FAILURE,
+            }
         }
     }
 }

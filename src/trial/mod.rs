@@ -265,11 +265,18 @@ extern "C" fn on_interrupt(_: libc::c_int) {
 
 /// Makes Ctrl-C (and SIGTERM) stop kvtune between polls instead of at once,
 /// so the running trial's directory and cgroup are removed.
+/// A second signal ends kvtune at once (SA_RESETHAND), in case the clean
+/// stop itself hangs.
 pub fn stop_cleanly_on_interrupt() {
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe;
+    // the sigaction struct is zeroed and then filled in as the man page says.
     unsafe {
-        libc::signal(libc::SIGINT, on_interrupt as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_interrupt as *const () as libc::sighandler_t);
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_interrupt as *const () as libc::sighandler_t;
+        action.sa_flags = libc::SA_RESETHAND;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
+        libc::sigaction(libc::SIGTERM, &action, std::ptr::null_mut());
     }
 }
 
