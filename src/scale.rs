@@ -17,12 +17,6 @@ pub struct Scale {
 }
 
 impl Scale {
-    pub const FULL: Scale = Scale { shift: 0 };
-
-    pub fn factor(self) -> f64 {
-        1.0 / (1u64 << self.shift) as f64
-    }
-
     pub fn apply(self, bytes: u64) -> u64 {
         bytes >> self.shift
     }

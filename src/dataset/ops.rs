@@ -72,6 +72,4 @@ pub trait OpSource {
     fn next_batch(&mut self, batch: &mut Batch) -> bool;
     /// Bytes the value ranges of this source's ops point into.
     fn corpus(&self) -> &[u8];
-    /// Operations the phase will produce in all, for progress and warm-up.
-    fn total_ops(&self) -> u64;
 }

@@ -173,12 +173,7 @@ impl Workload for Spork {
             Phase {
                 name: "index",
                 warmup_ops: warmup(block_ops),
-                source: Box::new(Index {
-                    common: common.clone(),
-                    block: 0,
-                    blocks: self.blocks,
-                    ops_per_block: self.ops_per_block(),
-                }),
+                source: Box::new(Index { common: common.clone(), block: 0, blocks: self.blocks }),
             },
             Phase {
                 name: "serve",
@@ -298,10 +293,6 @@ impl OpSource for Bootstrap {
     fn corpus(&self) -> &[u8] {
         &self.common.corpus
     }
-
-    fn total_ops(&self) -> u64 {
-        self.common.registers
-    }
 }
 
 /// One batch per block: height-keyed records, transactions by id, event
@@ -310,7 +301,6 @@ struct Index {
     common: Common,
     block: u64,
     blocks: u64,
-    ops_per_block: u64,
 }
 
 impl OpSource for Index {
@@ -366,10 +356,6 @@ impl OpSource for Index {
     fn corpus(&self) -> &[u8] {
         &self.common.corpus
     }
-
-    fn total_ops(&self) -> u64 {
-        self.blocks * self.ops_per_block
-    }
 }
 
 /// API reads: register at a height (reverse seek), events of a height
@@ -419,10 +405,6 @@ impl OpSource for Serve {
 
     fn corpus(&self) -> &[u8] {
         &self.common.corpus
-    }
-
-    fn total_ops(&self) -> u64 {
-        self.reads
     }
 }
 

@@ -1,7 +1,6 @@
 //! `preset.toml`: the recommended option set, readable by people and loadable
 //! by `kvtune bench --preset` and the library.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -103,10 +102,5 @@ impl Preset {
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("cannot read preset {}: {e}", path.display()))?;
         toml::from_str(&text).map_err(|e| anyhow::anyhow!("preset {} is not valid: {e}", path.display()))
-    }
-
-    /// Parameter values as text, for tables.
-    pub fn candidate_text(candidate: &Candidate) -> BTreeMap<String, String> {
-        candidate.iter().map(|(k, v)| (k.clone(), v.to_string())).collect()
     }
 }
