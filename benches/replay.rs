@@ -34,7 +34,7 @@ fn main() {
         let dir = work.path().join(format!("db{round}"));
         let mut store = RocksStore::open(&dir, &config).expect("open RocksDB");
         for (i, mut phase) in workload.phases(round as u64).into_iter().enumerate() {
-            let result = run_phase(&mut store, &mut phase, &mut |_| {}).expect("replay");
+            let result = run_phase(&mut store, &mut phase).expect("replay");
             engine_rates[i].push(result.ops_per_sec);
         }
         drop(store);

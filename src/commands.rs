@@ -15,7 +15,7 @@ use crate::report::Preset;
 use crate::scale::{self, Scale, ScaleChoice};
 use crate::space::{Candidate, Domain, Space};
 use crate::stats::{summarize, Summary};
-use crate::study::journal::{Entry, Journal};
+use crate::study::journal::{self, Entry, Journal};
 use crate::study::{self, StudyHeader, StudySettings, TrialRecord};
 use crate::trial::{self, Measurement, Runner, Status, TrialSpec};
 
@@ -248,13 +248,7 @@ fn resume(dir: &Path, common: &Common) -> anyhow::Result<()> {
             dir.display()
         );
     }
-    let prior: Vec<TrialRecord> = entries
-        .iter()
-        .filter_map(|e| match e {
-            Entry::Trial(t) => Some((**t).clone()),
-            _ => None,
-        })
-        .collect();
+    let prior: Vec<TrialRecord> = journal::trials(&entries).into_iter().cloned().collect();
     let space = Space::parse(&header.space_name, &header.space_text, &param_known)?;
     if !common.json {
         eprintln!("kvtune: resuming the study in {} after {} recorded trials", dir.display(), prior.len());

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use kvtune::report::Preset;
-use kvtune::study::journal::{Entry, Journal};
+use kvtune::study::journal::{self, Entry, Journal};
 
 /// A budget small enough for a test, at scale 1.
 const SMALL: [&str; 6] = ["--budget", "64M", "--dataset", "spork", "--scale", "1"];
@@ -81,13 +81,7 @@ fn tune_writes_every_output_and_cleans_up() {
 
     // One CSV row per trial, as many as the journal records.
     let entries = Journal::read(&out.join("journal.jsonl")).unwrap();
-    let records: Vec<_> = entries
-        .iter()
-        .filter_map(|e| match e {
-            Entry::Trial(t) => Some(t),
-            _ => None,
-        })
-        .collect();
+    let records = journal::trials(&entries);
     let trials = records.len();
     let ran = records.iter().filter(|t| t.measurement.wall_secs > 0.0).count();
     assert_eq!(ran, 3 + 2 * 2, "trials run (rejected candidates are recorded too)");
@@ -140,25 +134,13 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
     let run = kvtune_with(&args.map(String::from));
     assert!(run.status.success(), "{}", text(&run));
     let entries = Journal::read(&crashed.join("journal.jsonl")).unwrap();
-    let trials: Vec<_> = entries
-        .iter()
-        .filter_map(|e| match e {
-            Entry::Trial(t) => Some(t),
-            _ => None,
-        })
-        .collect();
+    let trials = journal::trials(&entries);
     assert_eq!(trials.iter().filter(|t| t.measurement.wall_secs > 0.0).count(), 3 + 2 * 2);
     assert_eq!(trials.iter().filter(|t| t.number < 4).count(), 4, "the recorded trials are kept");
     // It goes on as the uninterrupted study did: the same candidates, in the same order.
     let original = Journal::read(&finished.join("journal.jsonl")).unwrap();
     let plan = |entries: &[Entry]| -> Vec<(String, String)> {
-        entries
-            .iter()
-            .filter_map(|e| match e {
-                Entry::Trial(t) => Some((t.label.clone(), format!("{:?}", t.candidate))),
-                _ => None,
-            })
-            .collect()
+        journal::trials(entries).iter().map(|t| (t.label.clone(), format!("{:?}", t.candidate))).collect()
     };
     assert_eq!(plan(&entries), plan(&original));
     assert!(matches!(entries.last(), Some(Entry::Finished { .. })));

@@ -13,7 +13,6 @@ fn runner(dir: &std::path::Path) -> Runner {
         exe: env!("CARGO_BIN_EXE_kvtune").into(),
         workdir: dir.to_path_buf(),
         timeout: Duration::from_secs(300),
-        use_cgroup: true,
     }
 }
 

@@ -39,12 +39,11 @@ pub enum DatasetError {
     Parse { path: String, message: String },
 }
 
-/// How big a workload is: what the memory model and the progress bar need.
+/// How big a workload is: what the memory model needs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Shape {
     pub keys: u64,
     pub user_bytes: u64,
-    pub ops: u64,
 }
 
 /// One phase of a workload.

@@ -146,7 +146,6 @@ impl Workload for Spork {
         Shape {
             keys: self.registers + self.blocks * (self.ops_per_block() - 1),
             user_bytes: (self.registers as f64 * register_bytes + index_bytes) as u64,
-            ops: self.registers + self.blocks * self.ops_per_block() + self.reads,
         }
     }
 

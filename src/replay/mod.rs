@@ -97,25 +97,21 @@ impl Tally {
     }
 }
 
-/// Runs one phase to its end. `progress` is told how many operations were
-/// applied after each batch.
-pub fn run_phase(
-    store: &mut dyn KvStore,
-    phase: &mut Phase,
-    progress: &mut dyn FnMut(u64),
-) -> anyhow::Result<PhaseResult> {
+/// Runs one phase to its end.
+pub fn run_phase(store: &mut dyn KvStore, phase: &mut Phase) -> anyhow::Result<PhaseResult> {
     let mut tally = Tally::new();
     let mut batch = Batch::default();
     let mut applied = 0u64;
     while phase.source.next_batch(&mut batch) {
         let counted = applied >= phase.warmup_ops;
+        let write_bytes = batch.write_bytes();
+        tally.all_write_bytes += write_bytes;
         if counted {
             tally.ops += batch.ops.len() as u64;
+            tally.write_bytes += write_bytes;
         }
-        tally.all_write_bytes += batch.write_bytes();
         apply(store, &batch, phase.source.corpus(), counted.then_some(&mut tally))?;
         applied += batch.ops.len() as u64;
-        progress(batch.ops.len() as u64);
     }
     Ok(tally.result(phase.name))
 }
@@ -133,7 +129,6 @@ fn apply(
         let nanos = start.elapsed().as_nanos() as u64;
         if let Some(t) = tally.as_deref_mut() {
             t.record_call(nanos);
-            t.write_bytes += batch.write_bytes();
         }
     }
     for op in batch.ops.iter().filter(|op| !op.kind.is_write()) {

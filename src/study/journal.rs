@@ -18,6 +18,17 @@ pub enum Entry {
     Finished { recommended: String, beats_defaults: bool },
 }
 
+/// The trial records among a journal's entries, in order.
+pub fn trials(entries: &[Entry]) -> Vec<&TrialRecord> {
+    entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Trial(t) => Some(&**t),
+            _ => None,
+        })
+        .collect()
+}
+
 pub struct Journal {
     path: PathBuf,
     file: File,

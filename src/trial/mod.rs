@@ -133,8 +133,6 @@ pub struct Runner {
     pub workdir: PathBuf,
     /// A trial running longer than this is stopped and recorded as failed.
     pub timeout: Duration,
-    /// Whether to cap memory with a cgroup (false only to measure without).
-    pub use_cgroup: bool,
 }
 
 /// Says once per process that there is no cgroup, so results say peak RSS.
@@ -147,7 +145,6 @@ impl Runner {
             exe: std::env::current_exe().context("finding the kvtune binary to run trials with")?,
             workdir,
             timeout: Duration::from_secs(3600),
-            use_cgroup: true,
         })
     }
 
@@ -239,9 +236,6 @@ impl Runner {
     }
 
     fn cgroup(&self, label: &str, limit: u64) -> Option<MemoryCgroup> {
-        if !self.use_cgroup {
-            return None;
-        }
         let name = format!("kvtune-{}-{label}", std::process::id());
         match MemoryCgroup::create(&name, limit) {
             Ok(group) => Some(group),
@@ -393,8 +387,7 @@ pub fn replay_workload(spec: &TrialSpec, db_dir: &Path) -> anyhow::Result<Worker
     let mut store = RocksStore::open(db_dir, &spec.config)?;
     let mut phases = Vec::new();
     for mut phase in workload.phases(spec.seed) {
-        let result = run_phase(&mut store, &mut phase, &mut |_| {})
-            .with_context(|| format!("phase {}", phase.name))?;
+        let result = run_phase(&mut store, &mut phase).with_context(|| format!("phase {}", phase.name))?;
         phases.push(result);
     }
     store.flush()?;
