@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use kvtune::dataset::ops::Batch;
 use kvtune::dataset::Dataset;
-use kvtune::engine::rocksdb::{default_candidate, RocksConfig, RocksStore};
+use kvtune::engine::{rocksdb::RocksDb, Engine};
 use kvtune::replay::run_phase;
 
 const BUDGET: u64 = 256 << 20;
@@ -19,7 +19,7 @@ fn main() {
     let mut gen_rates: Vec<Vec<f64>> = vec![vec![]; workload.phase_names().len()];
     let mut engine_rates: Vec<Vec<f64>> = vec![vec![]; workload.phase_names().len()];
     let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch dir");
-    let config = RocksConfig::from_candidate(&default_candidate(BUDGET), BUDGET).expect("defaults");
+    let defaults = RocksDb.defaults(BUDGET);
     for round in 0..ROUNDS {
         // Generation alone.
         for (i, mut phase) in workload.phases(round as u64).into_iter().enumerate() {
@@ -32,9 +32,9 @@ fn main() {
         }
         // The engine on the same stream (engine time only, as in a trial).
         let dir = work.path().join(format!("db{round}"));
-        let mut store = RocksStore::open(&dir, &config).expect("open RocksDB");
+        let mut store = RocksDb.open(&defaults, BUDGET, &dir).expect("open RocksDB");
         for (i, mut phase) in workload.phases(round as u64).into_iter().enumerate() {
-            let result = run_phase(&mut store, &mut phase).expect("replay");
+            let result = run_phase(store.as_mut(), &mut phase).expect("replay");
             engine_rates[i].push(result.ops_per_sec);
         }
         drop(store);

@@ -66,33 +66,48 @@ impl fmt::Display for ByteSize {
     }
 }
 
+/// How big a workload's data is: what a memory model needs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Shape {
+    pub keys: u64,
+    pub user_bytes: u64,
+}
+
 /// What an option set is expected to hold in memory, by part. The page cache
 /// takes whatever is left, so the sum must stay under the budget with room for
 /// the process itself.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryModel {
     pub block_cache: u64,
     pub memtables: u64,
-    /// Index and filter blocks held outside the block cache.
-    pub index_and_filters: u64,
-    /// The process, RocksDB's own structures and table readers.
+    /// Index and filter memory held outside the block cache, per key and per
+    /// byte of data: it grows with the database.
+    pub outside_cache_per_key: f64,
+    pub outside_cache_per_byte: f64,
+    /// The process, the engine's own structures and table readers.
     pub overhead: u64,
 }
 
 impl MemoryModel {
-    pub fn total(&self) -> u64 {
-        self.block_cache + self.memtables + self.index_and_filters + self.overhead
+    /// Index and filter blocks held outside the cache for data of `shape`.
+    pub fn index_and_filters(&self, shape: Shape) -> u64 {
+        (self.outside_cache_per_key * shape.keys as f64
+            + self.outside_cache_per_byte * shape.user_bytes as f64) as u64
     }
 
-    /// Why the model does not fit `budget`, or `None` when it does.
-    pub fn misfit(&self, budget: u64) -> Option<String> {
-        (self.total() > budget).then(|| {
+    pub fn total(&self, shape: Shape) -> u64 {
+        self.block_cache + self.memtables + self.index_and_filters(shape) + self.overhead
+    }
+
+    /// Why the model does not fit `budget` for data of `shape`, or `None` when it does.
+    pub fn misfit(&self, shape: Shape, budget: u64) -> Option<String> {
+        (self.total(shape) > budget).then(|| {
             format!(
                 "needs {} (block cache {} + memtables {} + index/filters {} + overhead {}) but the budget is {}",
-                ByteSize(self.total()),
+                ByteSize(self.total(shape)),
                 ByteSize(self.block_cache),
                 ByteSize(self.memtables),
-                ByteSize(self.index_and_filters),
+                ByteSize(self.index_and_filters(shape)),
                 ByteSize(self.overhead),
                 ByteSize(budget)
             )
@@ -152,11 +167,15 @@ mod tests {
         let model = MemoryModel {
             block_cache: 600 * MIB,
             memtables: 300 * MIB,
-            index_and_filters: 10 * MIB,
+            outside_cache_per_key: 1.0,
+            outside_cache_per_byte: 0.0,
             overhead: 100 * MIB,
         };
-        assert!(model.misfit(GIB).is_none());
-        let why = model.misfit(512 * MIB).unwrap();
-        assert!(why.contains("block cache 600 MiB"), "{why}");
+        let shape = Shape { keys: 10 * MIB, user_bytes: GIB };
+        assert!(model.misfit(shape, GIB).is_none());
+        let why = model.misfit(shape, 512 * MIB).unwrap();
+        assert!(why.contains("block cache 600 MiB") && why.contains("index/filters 10 MiB"), "{why}");
+        // The part outside the cache grows with the data.
+        assert!(model.misfit(Shape { keys: 100 * MIB, ..shape }, GIB).is_some());
     }
 }

@@ -71,6 +71,45 @@ pub struct ScaleChoice {
 /// The smallest scale any study uses: a budget of at least this many bytes.
 pub const MIN_SCALED_BUDGET: u64 = 64 * MIB;
 
+/// Why a budget or scale cannot be measured on this machine.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FitError {
+    #[error("--budget {budget} is below the smallest budget kvtune can measure, {}: the engine and the trial process need that much before any cache or memtable", ByteSize(MIN_SCALED_BUDGET))]
+    BudgetTooSmall { budget: ByteSize },
+    #[error("--scale {scale} gives a budget of {scaled}, below the smallest kvtune can measure ({}): give a larger --scale", ByteSize(MIN_SCALED_BUDGET))]
+    ScaledTooSmall { scale: Scale, scaled: ByteSize },
+    #[error("--scale {scale} gives a budget of {scaled} but this machine has {memory} of memory, and a trial needs its budget plus room for kvtune: \
+             give a smaller --scale such as {suggested} (budget and data shrink alike, so the ratio that decides the results is kept)")]
+    TooLargeForMachine { scale: Scale, scaled: ByteSize, memory: ByteSize, suggested: Scale },
+}
+
+/// Whether a full budget can be measured at all.
+pub fn check_budget(full_budget: u64) -> Result<(), FitError> {
+    match full_budget < MIN_SCALED_BUDGET {
+        true => Err(FitError::BudgetTooSmall { budget: ByteSize(full_budget) }),
+        false => Ok(()),
+    }
+}
+
+/// Whether `scale` of `full_budget` can be measured on a machine with
+/// `memory` bytes: a trial needs its budget plus room for kvtune and the page
+/// cache, so at most half the machine.
+pub fn check(scale: Scale, full_budget: u64, memory: u64) -> Result<(), FitError> {
+    let scaled = scale.apply(full_budget);
+    if scaled < MIN_SCALED_BUDGET {
+        return Err(FitError::ScaledTooSmall { scale, scaled: ByteSize(scaled) });
+    }
+    if scaled > memory / 2 {
+        return Err(FitError::TooLargeForMachine {
+            scale,
+            scaled: ByteSize(scaled),
+            memory: ByteSize(memory),
+            suggested: scale_for(full_budget, memory / 2),
+        });
+    }
+    Ok(())
+}
+
 /// The scale that puts the budget at or just under `bytes`.
 pub fn scale_for(full_budget: u64, bytes: u64) -> Scale {
     let mut shift = 0;
@@ -140,6 +179,27 @@ mod tests {
             assert!(text.parse::<Scale>().is_err(), "{text}");
         }
         assert_eq!(Scale { shift: 8 }.to_string(), "1/256");
+    }
+
+    #[test]
+    fn scales_the_machine_cannot_measure_are_refused() {
+        assert!(check(Scale { shift: 7 }, 128 * GIB, 24 * GIB).is_ok());
+        let err = check(Scale { shift: 2 }, 128 * GIB, 24 * GIB).unwrap_err();
+        assert_eq!(
+            err,
+            FitError::TooLargeForMachine {
+                scale: Scale { shift: 2 },
+                scaled: ByteSize(32 * GIB),
+                memory: ByteSize(24 * GIB),
+                suggested: Scale { shift: 4 }
+            }
+        );
+        assert!(err.to_string().contains("such as 1/16"), "{err}");
+        assert!(matches!(
+            check(Scale { shift: 12 }, 128 * GIB, 24 * GIB),
+            Err(FitError::ScaledTooSmall { .. })
+        ));
+        assert!(check_budget(32 * MIB).is_err() && check_budget(64 * MIB).is_ok());
     }
 
     #[test]

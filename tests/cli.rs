@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use kvtune::record::Status;
 use kvtune::report::Preset;
 use kvtune::study::journal::{self, Entry, Journal};
 
@@ -62,7 +63,8 @@ fn tune_writes_every_output_and_cleans_up() {
         measured.ops_per_sec_ci95[0] <= measured.ops_per_sec_median
             && measured.ops_per_sec_median <= measured.ops_per_sec_ci95[1]
     );
-    assert!(preset.rocksdb.block_cache_size > 0 && preset.rocksdb.block_cache_size < 64 << 20);
+    let cache = preset.options["block_cache_size"].as_f64().unwrap() as u64;
+    assert!(cache > 0 && cache < 64 << 20, "{cache}");
 
     // The OPTIONS file loads in RocksDB, unknown options not ignored.
     let load_dir = dir.path().join("load");
@@ -75,7 +77,7 @@ fn tune_writes_every_output_and_cleans_up() {
     assert_eq!(families.len(), 1);
     let options_text = std::fs::read_to_string(out.join("OPTIONS")).unwrap();
     assert!(
-        options_text.contains(&format!("write_buffer_size={}", preset.rocksdb.write_buffer_size)),
+        options_text.contains(&format!("write_buffer_size={}", preset.options["write_buffer_size"])),
         "{options_text}"
     );
 
@@ -83,7 +85,7 @@ fn tune_writes_every_output_and_cleans_up() {
     let entries = Journal::read(&out.join("journal.jsonl")).unwrap();
     let records = journal::trials(&entries);
     let trials = records.len();
-    let ran = records.iter().filter(|t| t.measurement.wall_secs > 0.0).count();
+    let ran = records.iter().filter(|t| t.measurement.ran()).count();
     assert_eq!(ran, 3 + 2 * 2, "trials run (rejected candidates are recorded too)");
     assert!(matches!(entries.first(), Some(Entry::Started(_))));
     assert!(matches!(entries.last(), Some(Entry::Finished { .. })));
@@ -135,7 +137,7 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
     assert!(run.status.success(), "{}", text(&run));
     let entries = Journal::read(&crashed.join("journal.jsonl")).unwrap();
     let trials = journal::trials(&entries);
-    assert_eq!(trials.iter().filter(|t| t.measurement.wall_secs > 0.0).count(), 3 + 2 * 2);
+    assert_eq!(trials.iter().filter(|t| t.measurement.status != Status::Rejected).count(), 3 + 2 * 2);
     assert_eq!(trials.iter().filter(|t| t.number < 4).count(), 4, "the recorded trials are kept");
     // It goes on as the uninterrupted study did: the same candidates, in the same order.
     let original = Journal::read(&finished.join("journal.jsonl")).unwrap();
@@ -181,8 +183,7 @@ fn grid_over_the_badger_thread_space() {
     let headers = csv.headers().unwrap().clone();
     let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
     let rows: Vec<csv::StringRecord> = csv.records().map(|r| r.unwrap()).collect();
-    let ran: Vec<&csv::StringRecord> =
-        rows.iter().filter(|r| r[column("wall_secs")].parse::<f64>().unwrap() > 0.0).collect();
+    let ran: Vec<&csv::StringRecord> = rows.iter().filter(|r| &r[column("status")] != "rejected").collect();
     assert_eq!(ran.len(), 3 + 1, "three search trials and one confirmation run");
     let grid: Vec<&str> = ran[1..3].iter().map(|r| &r[column("load_mode")]).collect();
     assert!(grid.iter().all(|mode| ["pread", "mmap"].contains(mode)), "{grid:?}");

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::budget::Shape;
 use ops::OpSource;
 
 /// Built-in datasets: name and file text.
@@ -37,13 +38,6 @@ pub enum DatasetError {
     Read { path: String, source: std::io::Error },
     #[error("dataset {path} is not valid: {message}")]
     Parse { path: String, message: String },
-}
-
-/// How big a workload is: what the memory model needs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Shape {
-    pub keys: u64,
-    pub user_bytes: u64,
 }
 
 /// One phase of a workload.

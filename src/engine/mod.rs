@@ -1,12 +1,17 @@
-//! The engines kvtune can tune. An engine turns a candidate into a running
-//! store; the replay driver talks to the store only through [`KvStore`], so a
-//! second engine plugs in beside `rocksdb` without touching the driver.
+//! The engines kvtune can tune. An [`Engine`] knows its parameters, its
+//! defaults for a budget, its memory model, how to open a store for a
+//! candidate and how to write its native options file; the replay driver
+//! talks to the open store only through [`KvStore`]. Nothing outside this
+//! module names an engine's own types.
 
 pub mod rocksdb;
 
-use serde::{Deserialize, Serialize};
+use std::path::Path;
 
+use crate::budget::MemoryModel;
 use crate::dataset::ops::Batch;
+use crate::record::{EngineMetrics, OptionSet};
+use crate::space::{Candidate, Domain, Space, Value};
 
 /// The operations the replay driver issues.
 pub trait KvStore {
@@ -31,36 +36,101 @@ pub struct Read {
     pub bytes: u64,
 }
 
-/// What the engine reports about the work it did.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct EngineMetrics {
-    pub flush_bytes: u64,
-    pub compaction_bytes: u64,
-    pub blob_bytes: u64,
-    pub stall_micros: u64,
-    pub block_cache_hits: u64,
-    pub block_cache_misses: u64,
-    pub bloom_useful: u64,
-    pub bloom_checked: u64,
-    pub live_keys_estimate: u64,
+/// A parameter a search space may name, with a line of help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamDoc {
+    pub name: &'static str,
+    pub help: &'static str,
 }
 
-impl EngineMetrics {
-    pub fn block_cache_hit_rate(&self) -> Option<f64> {
-        ratio(self.block_cache_hits, self.block_cache_hits + self.block_cache_misses)
+/// What a candidate runs as at one budget.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    /// The candidate as the engine takes it: complete, with any value it
+    /// could not take as asked replaced by the one it runs.
+    pub candidate: Candidate,
+    /// The engine's absolute options, as they run.
+    pub options: OptionSet,
+    /// The same options as people read them (sizes in binary units).
+    pub shown: Vec<(String, String)>,
+    /// What the option set holds in memory.
+    pub memory: MemoryModel,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum EngineError {
+    #[error("unknown engine `{name}`: known engines are {known}")]
+    UnknownEngine { name: String, known: String },
+    #[error("`{name}`: {engine} has no parameter of this name; known are: {known}")]
+    UnknownParam { engine: &'static str, name: String, known: String },
+    #[error("`{name}` must be {expected}, not {value}")]
+    BadValue { name: String, value: String, expected: String },
+    #[error("search space parameter `{name}`: value {value}: {why}")]
+    BadSpaceValue { name: String, value: String, why: Box<EngineError> },
+}
+
+/// An engine kvtune can tune.
+pub trait Engine: Sync {
+    fn name(&self) -> &'static str;
+    /// Every parameter a search space may name.
+    fn params(&self) -> Vec<ParamDoc>;
+    /// The engine's defaults fitted to a (full) budget of `budget` bytes.
+    fn defaults(&self, budget: u64) -> Candidate;
+    /// What `candidate` runs as at `budget` bytes; parameters it leaves out
+    /// take the defaults fitted to that budget.
+    fn resolve(&self, candidate: &Candidate, budget: u64) -> Result<Resolved, EngineError>;
+    /// Opens a fresh store in `dir` running `candidate` at `budget` bytes.
+    fn open(&self, candidate: &Candidate, budget: u64, dir: &Path) -> anyhow::Result<Box<dyn KvStore>>;
+    /// The engine's native options file for `candidate` at `budget` bytes,
+    /// made where it may write scratch files (`scratch`).
+    fn options_file(&self, candidate: &Candidate, budget: u64, scratch: &Path) -> anyhow::Result<String>;
+
+    /// The names of [`Engine::params`].
+    fn param_names(&self) -> Vec<&'static str> {
+        self.params().iter().map(|p| p.name).collect()
     }
 
-    /// Share of bloom checks that spared a read.
-    pub fn bloom_usefulness(&self) -> Option<f64> {
-        ratio(self.bloom_useful, self.bloom_checked)
+    /// `candidate` with every parameter it leaves out set to the defaults
+    /// fitted to the full budget, so what is recorded is what runs at any scale.
+    fn complete(&self, candidate: &Candidate, full_budget: u64) -> Candidate {
+        let mut full = self.defaults(full_budget);
+        full.extend(candidate.iter().map(|(k, v)| (k.clone(), v.clone())));
+        full
     }
 
-    /// Bytes written to disk by flushes, compactions and blob files, per user byte.
-    pub fn write_amplification(&self, user_bytes: u64) -> Option<f64> {
-        ratio(self.flush_bytes + self.compaction_bytes + self.blob_bytes, user_bytes)
+    /// Every level, bound and choice of a space is a value the engine takes,
+    /// so a bad one is caught before the study starts, not at the trial that draws it.
+    fn check_space(&self, space: &Space, budget: u64) -> Result<(), EngineError> {
+        for param in &space.params {
+            let mut values = param.grid_levels();
+            if let Domain::Choice { values: choices } = &param.domain {
+                values.extend(choices.iter().cloned());
+            }
+            for value in values {
+                let candidate: Candidate = [(param.name.clone(), value.clone())].into_iter().collect();
+                self.resolve(&candidate, budget).map_err(|why| EngineError::BadSpaceValue {
+                    name: param.name.clone(),
+                    value: value.to_string(),
+                    why: Box::new(why),
+                })?;
+            }
+        }
+        Ok(())
     }
 }
 
-fn ratio(a: u64, b: u64) -> Option<f64> {
-    (b > 0).then(|| a as f64 / b as f64)
+/// Every engine kvtune has.
+pub const ENGINES: &[&dyn Engine] = &[&rocksdb::RocksDb];
+
+/// The engine of this name.
+pub fn find(name: &str) -> Result<&'static dyn Engine, EngineError> {
+    ENGINES.iter().copied().find(|e| e.name() == name).ok_or_else(|| EngineError::UnknownEngine {
+        name: name.to_string(),
+        known: ENGINES.iter().map(|e| e.name()).collect::<Vec<_>>().join(", "),
+    })
+}
+
+/// A value a parameter of `name` was given, checked against what it must be.
+pub(crate) fn bad_value(name: &str, value: &Value, expected: impl Into<String>) -> EngineError {
+    EngineError::BadValue { name: name.to_string(), value: value.to_string(), expected: expected.into() }
 }

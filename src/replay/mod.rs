@@ -4,42 +4,11 @@
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
 
 use crate::dataset::ops::{Batch, OpKind};
 use crate::dataset::Phase;
 use crate::engine::{KvStore, Read};
-
-/// Latency percentiles in microseconds, of single engine calls (one call is a
-/// whole batch for writes, one operation for reads).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Latency {
-    pub p50_us: f64,
-    pub p95_us: f64,
-    pub p99_us: f64,
-    pub p999_us: f64,
-}
-
-/// What one phase measured, past its warm-up.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PhaseResult {
-    pub name: String,
-    /// Operations counted (after warm-up).
-    pub ops: u64,
-    /// Seconds spent inside engine calls for the counted operations.
-    pub engine_secs: f64,
-    pub ops_per_sec: f64,
-    /// User bytes written and read per second.
-    pub mb_per_sec: f64,
-    pub write_bytes: u64,
-    pub read_bytes: u64,
-    /// User bytes written by the whole phase, warm-up included (what the
-    /// engine's own counters cover, for write amplification).
-    pub all_write_bytes: u64,
-    /// Reads that found something, as a share of reads.
-    pub read_hit_rate: Option<f64>,
-    pub latency: Latency,
-}
+use crate::record::{Latency, PhaseResult};
 
 /// Counts for the part of a phase being measured.
 struct Tally {
@@ -147,16 +116,4 @@ fn apply(
         }
     }
     Ok(())
-}
-
-/// Operations per second over all counted phases: total counted operations
-/// over total engine time, the figure a replay of the whole workload yields.
-pub fn overall_ops_per_sec(phases: &[PhaseResult]) -> f64 {
-    let ops: u64 = phases.iter().map(|p| p.ops).sum();
-    let secs: f64 = phases.iter().map(|p| p.engine_secs).sum();
-    if secs > 0.0 {
-        ops as f64 / secs
-    } else {
-        0.0
-    }
 }

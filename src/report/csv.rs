@@ -2,8 +2,8 @@
 
 use std::collections::BTreeSet;
 
+use crate::record::TrialRecord;
 use crate::space::Space;
-use crate::study::{Stage, TrialRecord};
 
 fn opt(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.4}")).unwrap_or_default()
@@ -14,11 +14,8 @@ fn opt(v: Option<f64>) -> String {
 pub fn trials_csv(space: &Space, phases: &[&str], trials: &[TrialRecord]) -> anyhow::Result<Vec<u8>> {
     let mut params: BTreeSet<String> = space.params.iter().map(|p| p.name.clone()).collect();
     params.extend(trials.iter().flat_map(|t| t.candidate.keys().cloned()));
-    let config_fields: Vec<String> = trials
-        .first()
-        .and_then(|t| serde_json::to_value(&t.config).ok())
-        .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect()))
-        .unwrap_or_default();
+    let option_names: Vec<String> =
+        trials.first().map(|t| t.options.keys().cloned().collect()).unwrap_or_default();
 
     let mut header: Vec<String> = [
         "number",
@@ -48,7 +45,7 @@ pub fn trials_csv(space: &Space, phases: &[&str], trials: &[TrialRecord]) -> any
         }
     }
     header.extend(params.iter().cloned());
-    header.extend(config_fields.iter().map(|f| format!("rocksdb.{f}")));
+    header.extend(option_names.iter().map(|f| format!("rocksdb.{f}")));
 
     let mut out = csv::Writer::from_writer(Vec::new());
     out.write_record(&header)?;
@@ -56,10 +53,7 @@ pub fn trials_csv(space: &Space, phases: &[&str], trials: &[TrialRecord]) -> any
         let m = &t.measurement;
         let mut row: Vec<String> = vec![
             t.number.to_string(),
-            match t.stage {
-                Stage::Search => "search".into(),
-                Stage::Confirm => "confirm".into(),
-            },
+            t.stage.to_string(),
             t.label.clone(),
             m.status.to_string(),
             m.reason.clone().unwrap_or_default(),
@@ -90,11 +84,7 @@ pub fn trials_csv(space: &Space, phases: &[&str], trials: &[TrialRecord]) -> any
             }
         }
         row.extend(params.iter().map(|p| t.candidate.get(p).map(|v| v.to_string()).unwrap_or_default()));
-        let config = serde_json::to_value(&t.config)?;
-        row.extend(config_fields.iter().map(|f| match &config[f] {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        }));
+        row.extend(option_names.iter().map(|f| t.options.get(f).map(|v| v.to_string()).unwrap_or_default()));
         out.write_record(&row)?;
     }
     Ok(out.into_inner()?)

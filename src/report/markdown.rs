@@ -3,28 +3,13 @@
 
 use std::fmt::Write;
 
+use super::text::{headline, ops, pct};
 use crate::budget::ByteSize;
-use crate::engine::rocksdb::{default_candidate, RocksConfig};
-use crate::study::{Stage, StudyHeader, StudyOutcome, Verdict};
-use crate::trial::Status;
+use crate::outcome::{StudyHeader, StudyOutcome, Verdict};
+use crate::record::Stage;
 
-fn pct(x: f64) -> String {
-    format!("{:+.1}%", x * 100.0)
-}
-
-fn ops(x: f64) -> String {
-    let whole = format!("{:.0}", x);
-    let mut out = String::new();
-    for (i, c) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 && c != '-' {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-pub fn report(header: &StudyHeader, outcome: &StudyOutcome) -> String {
+pub fn report(outcome: &StudyOutcome) -> String {
+    let header = &outcome.header;
     let mut md = String::new();
     let _ = writeln!(
         md,
@@ -33,7 +18,7 @@ pub fn report(header: &StudyHeader, outcome: &StudyOutcome) -> String {
         ByteSize(header.full_budget)
     );
     match &outcome.verdict {
-        Some(v) => answer(&mut md, header, v),
+        Some(v) => answer(&mut md, outcome, v),
         None => md.push_str(
             "**No trial succeeded, so there is no recommendation.** See the trials below for the errors.\n\n",
         ),
@@ -42,14 +27,15 @@ pub fn report(header: &StudyHeader, outcome: &StudyOutcome) -> String {
     if let Some(v) = &outcome.verdict {
         confirmation(&mut md, v);
     }
-    trials(&mut md, header, outcome);
+    trials(&mut md, outcome);
     md
 }
 
-fn answer(md: &mut String, header: &StudyHeader, v: &Verdict) {
+fn answer(md: &mut String, outcome: &StudyOutcome, v: &Verdict) {
+    let header = &outcome.header;
     let best = v.recommended();
     md.push_str("## Answer\n\n");
-    let _ = writeln!(md, "**{}**\n", v.headline());
+    let _ = writeln!(md, "**{}**\n", headline(v));
     if let Some(close) = v.contenders.iter().find(|c| !c.is_default && !v.beats_defaults) {
         if let (Some(change), Some(p)) = (close.change, close.p_value) {
             let _ = writeln!(
@@ -66,36 +52,20 @@ fn answer(md: &mut String, header: &StudyHeader, v: &Verdict) {
     let _ = writeln!(
         md,
         "Measured at scale {} (budget {}); peak memory {} of the scaled budget {}. Options below are for the full budget of {}: \
-         `preset.toml` and the RocksDB `OPTIONS` file beside this report hold them.\n",
+         `preset.toml` and the `OPTIONS` file beside this report hold them.\n",
         header.scale,
         ByteSize(header.scaled_budget()),
         ByteSize(best.peak_memory),
         ByteSize(header.scaled_budget()),
         ByteSize(header.full_budget)
     );
-    let recommended = RocksConfig::from_candidate(&best.candidate, header.full_budget);
-    let defaults = RocksConfig::from_candidate(&default_candidate(header.full_budget), header.full_budget);
-    if let (Ok(r), Ok(d)) = (recommended, defaults) {
-        let (r, d) =
-            (serde_json::to_value(r).unwrap_or_default(), serde_json::to_value(d).unwrap_or_default());
-        md.push_str("| RocksDB option | recommended | defaults (fitted) |\n|---|---|---|\n");
-        if let (Some(r), Some(d)) = (r.as_object(), d.as_object()) {
-            for (key, value) in r {
-                let default = &d[key];
-                let mark = if value != default { " **changed**" } else { "" };
-                let _ = writeln!(md, "| `{key}` | {}{mark} | {} |", show(key, value), show(key, default));
-            }
+    if !outcome.option_rows.is_empty() {
+        let _ = writeln!(md, "| {} option | recommended | defaults (fitted) |\n|---|---|---|", header.engine);
+        for row in &outcome.option_rows {
+            let mark = if row.changed() { " **changed**" } else { "" };
+            let _ = writeln!(md, "| `{}` | {}{mark} | {} |", row.name, row.recommended, row.defaults);
         }
         md.push('\n');
-    }
-}
-
-fn show(key: &str, value: &serde_json::Value) -> String {
-    let bytes =
-        ["block_cache_size", "write_buffer_size", "target_file_size_base", "max_bytes_for_level_base"];
-    match value.as_u64() {
-        Some(n) if bytes.contains(&key) => ByteSize(n).to_string(),
-        _ => value.to_string().trim_matches('"').to_string(),
     }
 }
 
@@ -158,11 +128,11 @@ fn confirmation(md: &mut String, v: &Verdict) {
     md.push('\n');
 }
 
-fn trials(md: &mut String, header: &StudyHeader, outcome: &StudyOutcome) {
-    let phases = header.dataset.workload(header.scaled_budget()).phase_names();
-    let defaults = default_candidate(header.full_budget);
+fn trials(md: &mut String, outcome: &StudyOutcome) {
+    let phases = &outcome.phase_names;
+    let defaults = &outcome.default_candidate;
     md.push_str("## Every trial\n\nParameters are shown where they differ from the defaults.\n\n| # | stage | label | status | ops/s |");
-    for p in &phases {
+    for p in phases {
         let _ = write!(md, " {p} ops/s |");
     }
     md.push_str(" write amp | disk | bytes/key | peak memory | wall s | parameters |\n|---");
@@ -171,8 +141,8 @@ fn trials(md: &mut String, header: &StudyHeader, outcome: &StudyOutcome) {
     for t in &outcome.trials {
         let m = &t.measurement;
         let _ = write!(md, "| {} | {} | {} | {} |", t.number, t.stage, t.label, m.status);
-        let _ = write!(md, " {} |", if m.status == Status::Ok { ops(m.ops_per_sec) } else { String::new() });
-        for p in &phases {
+        let _ = write!(md, " {} |", if m.ok() { ops(m.ops_per_sec) } else { String::new() });
+        for p in phases {
             let value =
                 m.phases.iter().find(|r| r.name == *p).map(|r| ops(r.ops_per_sec)).unwrap_or_default();
             let _ = write!(md, " {value} |");

@@ -6,9 +6,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::budget::ByteSize;
-use crate::engine::rocksdb::RocksConfig;
+use crate::outcome::StudyOutcome;
+use crate::record::OptionSet;
 use crate::space::Candidate;
-use crate::study::{StudyHeader, Verdict};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Preset {
@@ -26,8 +26,9 @@ pub struct Preset {
     pub measured: Option<Measured>,
     /// As searched: memory as shares of the budget. `kvtune bench` loads this.
     pub candidate: Candidate,
-    /// The same options in absolute terms at the full budget.
-    pub rocksdb: RocksConfig,
+    /// The same options in the engine's absolute terms at the full budget.
+    #[serde(rename = "rocksdb")]
+    pub options: OptionSet,
 }
 
 /// Figures from the interleaved confirmation runs, at the preset's scale.
@@ -48,14 +49,15 @@ pub struct Measured {
 }
 
 impl Preset {
-    pub fn from_study(header: &StudyHeader, verdict: &Verdict) -> Result<Self, String> {
+    /// The recommendation of a study, if it made one.
+    pub fn from_outcome(outcome: &StudyOutcome) -> Option<Self> {
+        let (header, verdict) = (&outcome.header, outcome.verdict.as_ref()?);
         let best = verdict.recommended();
         let defaults = verdict.defaults();
-        let rocksdb = RocksConfig::from_candidate(&best.candidate, header.full_budget)?;
         let gain_source = if best.is_default { None } else { best.change };
-        Ok(Preset {
+        Some(Preset {
             kvtune_version: env!("CARGO_PKG_VERSION").into(),
-            engine: "rocksdb".into(),
+            engine: header.engine.clone(),
             dataset: header.dataset.name.clone(),
             budget: ByteSize(header.full_budget).to_string(),
             budget_bytes: header.full_budget,
@@ -77,7 +79,7 @@ impl Preset {
                 disk_bytes: best.disk_bytes,
             }),
             candidate: best.candidate.clone(),
-            rocksdb,
+            options: outcome.recommended_options.clone()?,
         })
     }
 
@@ -85,11 +87,12 @@ impl Preset {
     pub fn to_toml(&self) -> String {
         let body = toml::to_string_pretty(self).expect("a preset serializes");
         format!(
-            "# kvtune preset: RocksDB options for the `{}` workload at a memory budget of {}.\n\
+            "# kvtune preset: {} options for the `{}` workload at a memory budget of {}.\n\
              # [rocksdb] holds absolute values for the full budget; [candidate] the same options as\n\
              # kvtune searched them (memory as shares of the budget). Figures in [measured] were\n\
              # measured at scale {}. Measure again, at any scale, with:\n\
              #   kvtune bench --preset preset.toml --dataset {} --budget {}\n\n{body}",
+            self.engine,
             self.dataset,
             self.budget,
             self.scale,

@@ -4,8 +4,8 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 
 use super::{seen, Sampler};
+use crate::record::TrialRecord;
 use crate::space::{Candidate, Space};
-use crate::study::TrialRecord;
 
 /// Walks the grid in order, or in a seeded random order when the grid has
 /// more points than the trials allowed, so a cut-short grid is still spread.

@@ -11,8 +11,8 @@ use rand::SeedableRng;
 pub use grid::GridSampler;
 pub use random::RandomSampler;
 
+use crate::record::TrialRecord;
 use crate::space::{Candidate, Space};
-use crate::study::TrialRecord;
 
 /// A search strategy.
 pub trait Sampler {

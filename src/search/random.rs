@@ -3,8 +3,8 @@
 use rand::rngs::StdRng;
 
 use super::{seen, Sampler};
+use crate::record::TrialRecord;
 use crate::space::{Candidate, Space};
-use crate::study::TrialRecord;
 
 pub struct RandomSampler {
     rng: StdRng,

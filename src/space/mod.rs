@@ -35,7 +35,15 @@ pub enum SpaceError {
     Param { path: PathBuf, param: String, problem: String },
     #[error("search space {path} declares no parameters: add [params.NAME] tables")]
     Empty { path: PathBuf },
+    #[error("search space `{name}` is neither a file nor a built-in space; built-in spaces are {known}")]
+    Unknown { name: String, known: String },
 }
+
+/// Built-in search spaces: name and file text.
+pub const BUILT_IN: &[(&str, &str)] = &[
+    ("rocksdb", include_str!("../../search-spaces/rocksdb.toml")),
+    ("badger-thread", include_str!("../../search-spaces/badger-thread.toml")),
+];
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -46,9 +54,22 @@ struct SpaceFile {
 }
 
 impl Space {
-    /// Reads a space file; `known` says whether the engine has a parameter of
-    /// that name (and if not, what it does have).
-    pub fn load(path: &Path, known: &dyn Fn(&str) -> Result<(), String>) -> Result<Self, SpaceError> {
+    /// A built-in space by name, or a space file by path; `known` are the
+    /// parameter names the engine has.
+    pub fn find(name_or_path: &str, known: &[&str]) -> Result<Self, SpaceError> {
+        if let Some((name, text)) = BUILT_IN.iter().find(|(n, _)| *n == name_or_path) {
+            return Self::parse(name, text, known);
+        }
+        let path = Path::new(name_or_path);
+        if !path.exists() {
+            let known: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
+            return Err(SpaceError::Unknown { name: name_or_path.to_string(), known: known.join(", ") });
+        }
+        Self::load(path, known)
+    }
+
+    /// Reads a space file; `known` are the parameter names the engine has.
+    pub fn load(path: &Path, known: &[&str]) -> Result<Self, SpaceError> {
         let text = std::fs::read_to_string(path)
             .map_err(|source| SpaceError::Read { path: path.to_path_buf(), source })?;
         let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -56,11 +77,7 @@ impl Space {
     }
 
     /// Parses the text of a space file; errors name the parameter at fault.
-    pub fn parse(
-        name: &str,
-        text: &str,
-        known: &dyn Fn(&str) -> Result<(), String>,
-    ) -> Result<Self, SpaceError> {
+    pub fn parse(name: &str, text: &str, known: &[&str]) -> Result<Self, SpaceError> {
         let path = PathBuf::from(name);
         let file: SpaceFile = toml::from_str(text)
             .map_err(|err| SpaceError::Parse { path: path.clone(), message: err.to_string() })?;
@@ -69,7 +86,12 @@ impl Space {
         }
         let mut params = Vec::with_capacity(file.params.len());
         for (param_name, mut param) in file.params {
-            let problem = known(&param_name).err().or_else(|| param.problem());
+            let problem = match known.contains(&param_name.as_str()) {
+                true => param.problem(),
+                false => {
+                    Some(format!("the engine has no parameter of this name; known are: {}", known.join(", ")))
+                }
+            };
             if let Some(problem) = problem {
                 return Err(SpaceError::Param { path, param: param_name, problem });
             }
@@ -128,9 +150,7 @@ impl SpaceError {
 mod tests {
     use super::*;
 
-    fn any(_: &str) -> Result<(), String> {
-        Ok(())
-    }
+    const ANY: &[&str] = &["share", "count", "mode"];
 
     const SPACE: &str = r#"
         [params.share]
@@ -152,7 +172,7 @@ mod tests {
 
     #[test]
     fn loads_and_samples_inside_the_ranges() {
-        let space = Space::parse("t", SPACE, &any).unwrap();
+        let space = Space::parse("t", SPACE, ANY).unwrap();
         let mut rng = rand::rng();
         for _ in 0..200 {
             let c = space.sample(&mut rng);
@@ -164,7 +184,7 @@ mod tests {
 
     #[test]
     fn encoding_round_trips() {
-        let space = Space::parse("t", SPACE, &any).unwrap();
+        let space = Space::parse("t", SPACE, ANY).unwrap();
         let mut rng = rand::rng();
         for _ in 0..50 {
             let c = space.sample(&mut rng);
@@ -178,7 +198,7 @@ mod tests {
 
     #[test]
     fn grid_covers_every_combination_once() {
-        let space = Space::parse("t", SPACE, &any).unwrap();
+        let space = Space::parse("t", SPACE, ANY).unwrap();
         assert_eq!(space.grid_size(), 2 * 2 * 3);
         let points: Vec<_> = (0..space.grid_size()).map(|i| space.grid_point(i)).collect();
         for (i, a) in points.iter().enumerate() {
@@ -189,28 +209,21 @@ mod tests {
     #[test]
     fn rejections_name_the_parameter() {
         let bad = SPACE.replace("min = 2", "min = 9");
-        let err = Space::parse("t", &bad, &any).unwrap_err().to_string();
+        let err = Space::parse("t", &bad, ANY).unwrap_err().to_string();
         assert!(err.contains("`count`") && err.contains("min 9 is above max 8"), "{err}");
 
         let bad = SPACE.replace("grid = [0.05, 0.25]", "grid = [0.05, 0.75]");
-        let err = Space::parse("t", &bad, &any).unwrap_err().to_string();
+        let err = Space::parse("t", &bad, ANY).unwrap_err().to_string();
         assert!(err.contains("`share`") && err.contains("outside"), "{err}");
 
-        let unknown = |n: &str| {
-            if n == "mode" {
-                Err("unknown: known are x, y".to_string())
-            } else {
-                Ok(())
-            }
-        };
-        let err = Space::parse("t", SPACE, &unknown).unwrap_err().to_string();
+        let err = Space::parse("t", SPACE, &["share", "count"]).unwrap_err().to_string();
         assert!(err.contains("`mode`") && err.contains("known are"), "{err}");
     }
 
     #[test]
     fn malformed_toml_names_the_line() {
         let err =
-            Space::parse("t", "[params.a]\nkind = \"float\"\nmin = oops\n", &any).unwrap_err().to_string();
+            Space::parse("t", "[params.a]\nkind = \"float\"\nmin = oops\n", ANY).unwrap_err().to_string();
         assert!(err.contains("line 3"), "{err}");
     }
 }

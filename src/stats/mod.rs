@@ -61,6 +61,11 @@ pub fn summarize(values: &[f64], seed: u64) -> Summary {
     Summary { n: values.len(), median: percentile_interval(estimates, point), min, max, spread }
 }
 
+/// Each named series summarised, as `kvtune bench` prints them.
+pub fn summarize_each(series: Vec<(String, Vec<f64>)>, seed: u64) -> Vec<(String, Summary)> {
+    series.into_iter().map(|(name, values)| (name, summarize(&values, seed))).collect()
+}
+
 /// The relative change of median(`new`) over median(`old`) (0.25 = 25% more),
 /// with a bootstrap 95% interval resampling both sides.
 pub fn relative_change(new: &[f64], old: &[f64], seed: u64) -> Estimate {

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use super::{StudyHeader, TrialRecord};
+use crate::outcome::StudyHeader;
+use crate::record::TrialRecord;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]

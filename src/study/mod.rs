@@ -6,94 +6,37 @@
 pub mod journal;
 pub mod verdict;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::{Deserialize, Serialize};
 
 use crate::budget::ByteSize;
-use crate::dataset::{Dataset, Shape};
-use crate::engine::rocksdb::{complete, default_candidate, RocksConfig};
+use crate::engine::Engine;
+use crate::outcome::{OptionRow, StudyHeader, StudyOutcome, Verdict};
+use crate::record::{Stage, Status, TrialRecord};
 use crate::report;
-use crate::scale::Scale;
-use crate::search::Strategy;
+use crate::search::Sampler;
 use crate::space::{Candidate, Space};
-use crate::trial::{Measurement, Runner, Status, TrialSpec};
+use crate::trial::{self, Request, TrialRunner};
 use journal::{Entry, Journal};
-pub use verdict::{Contender, Verdict};
-
-/// Which part of the study a trial belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stage {
-    Search,
-    Confirm,
-}
-
-impl std::fmt::Display for Stage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Stage::Search => "search",
-            Stage::Confirm => "confirm",
-        })
-    }
-}
-
-/// A finished trial as the journal and the exporters see it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TrialRecord {
-    pub number: usize,
-    pub stage: Stage,
-    /// `defaults` or `#N`, the search trial the candidate came from.
-    pub label: String,
-    pub is_default: bool,
-    pub candidate: Candidate,
-    /// The option set as run, at the scaled budget.
-    pub config: RocksConfig,
-    pub measurement: Measurement,
-}
-
-/// What a study was asked to do: the journal's first entry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StudyHeader {
-    pub kvtune_version: String,
-    pub dataset: Dataset,
-    pub full_budget: u64,
-    pub scale: Scale,
-    pub scale_reason: String,
-    pub space_name: String,
-    /// The search space file's text, so a resumed study searches the same space.
-    pub space_text: String,
-    pub strategy: Strategy,
-    pub trials: usize,
-    pub confirm_top: usize,
-    pub confirm_repeats: usize,
-    pub seed: u64,
-}
-
-impl StudyHeader {
-    pub fn scaled_budget(&self) -> u64 {
-        self.scale.apply(self.full_budget)
-    }
-}
 
 /// Everything a study needs besides its header.
-pub struct StudySettings {
+pub struct StudySettings<'a> {
     pub header: StudyHeader,
     /// Trials a resumed study already recorded; `None` for a new study.
     pub prior: Option<Vec<TrialRecord>>,
     pub space: Space,
+    /// The search strategy's sampler, fresh: a resumed study replays the
+    /// journal's asks and tells into it.
+    pub sampler: Box<dyn Sampler>,
     pub out_dir: PathBuf,
-    pub runner: Runner,
+    pub engine: &'a dyn Engine,
+    pub runner: &'a dyn TrialRunner,
+    /// Where the engine may make scratch files (for its options file).
+    pub scratch: PathBuf,
     pub show_progress: bool,
-}
-
-/// What a finished study hands back.
-pub struct StudyOutcome {
-    pub trials: Vec<TrialRecord>,
-    pub verdict: Option<Verdict>,
 }
 
 /// Trials whose candidate the memory model rejects are recorded but do not
@@ -105,7 +48,8 @@ const MAX_REJECTIONS_IN_A_ROW: usize = 200;
 pub const PRUNE_FACTOR: f64 = 3.0;
 
 pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
-    let StudySettings { header, prior, space, out_dir, runner, show_progress } = settings;
+    let StudySettings { header, prior, space, sampler, out_dir, engine, runner, scratch, show_progress } =
+        settings;
     let resuming = prior.is_some();
     if !resuming {
         create_out_dir(&out_dir)?;
@@ -114,42 +58,41 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
     if !resuming {
         journal.append(&Entry::Started(Box::new(header.clone())))?;
     }
-    let workload = header.dataset.workload(header.scaled_budget());
+    let phase_names = header.dataset.workload(header.scaled_budget()).phase_names();
     let planned = header.trials + (header.confirm_top + 1) * header.confirm_repeats;
     let mut study = Running {
         header: &header,
         space: &space,
-        runner: &runner,
+        engine,
+        runner,
         journal,
         out_dir: out_dir.clone(),
-        shape: workload.shape(),
-        phase_names: workload.phase_names(),
-        defaults: default_candidate(header.full_budget),
+        phase_names,
+        defaults: engine.defaults(header.full_budget),
         trials: prior.unwrap_or_default(),
         progress: progress_bar(show_progress, planned),
         show_progress,
     };
-    let done = study.trials.iter().filter(|t| t.measurement.wall_secs > 0.0).count();
+    let done = study.trials.iter().filter(|t| t.measurement.ran()).count();
     study.progress.set_position(done as u64);
-    study.search()?;
+    study.search(sampler)?;
     let contenders = study.pick_contenders();
     study.confirm(&contenders)?;
     let verdict = verdict::judge(&study.trials_of(Stage::Confirm), header.seed);
     study.progress.finish_and_clear();
-    let mut journal = study.journal;
-    let outcome = StudyOutcome { trials: study.trials, verdict };
-    report::write_study(&out_dir, &header, &outcome, &runner.workdir)?;
+    let outcome = study.outcome(verdict, &scratch)?;
+    report::write_study(&out_dir, &outcome)?;
     // Finished goes last: a crash before it leaves a study that resumes.
     if let Some(v) = &outcome.verdict {
         let recommended = v.recommended().label.clone();
-        journal.append(&Entry::Finished { recommended, beats_defaults: v.beats_defaults })?;
+        study.journal.append(&Entry::Finished { recommended, beats_defaults: v.beats_defaults })?;
     }
     Ok(outcome)
 }
 
 /// Makes the output folder; one that already holds files is refused, so two
 /// studies never mix in one journal.
-fn create_out_dir(out_dir: &std::path::Path) -> anyhow::Result<()> {
+fn create_out_dir(out_dir: &Path) -> anyhow::Result<()> {
     if std::fs::read_dir(out_dir).is_ok_and(|mut entries| entries.next().is_some()) {
         anyhow::bail!(
             "the output folder {} already holds files: give --out a new or empty folder",
@@ -178,10 +121,10 @@ fn progress_bar(show: bool, len: usize) -> ProgressBar {
 struct Running<'a> {
     header: &'a StudyHeader,
     space: &'a Space,
-    runner: &'a Runner,
+    engine: &'a dyn Engine,
+    runner: &'a dyn TrialRunner,
     journal: Journal,
     out_dir: PathBuf,
-    shape: Shape,
     phase_names: Vec<&'static str>,
     defaults: Candidate,
     trials: Vec<TrialRecord>,
@@ -190,19 +133,18 @@ struct Running<'a> {
 }
 
 impl Running<'_> {
-    fn search(&mut self) -> anyhow::Result<()> {
+    fn search(&mut self, mut sampler: Box<dyn Sampler>) -> anyhow::Result<()> {
         let header = self.header;
-        let mut sampler = header.strategy.sampler(self.space, header.trials, header.seed);
         // A resumed study first replays its sampler over the recorded
-        // trials, so it goes on exactly as an uninterrupted one would.
-        for (i, t) in
-            self.trials.iter().enumerate().filter(|(_, t)| t.stage == Stage::Search && !t.is_default)
-        {
-            let _ = sampler.ask(self.space, &self.trials[..i]);
+        // trials with the asks and tells a live run made (the defaults run
+        // without an ask), so it goes on exactly as an uninterrupted one would.
+        for (i, t) in self.trials.iter().enumerate().filter(|(_, t)| t.stage == Stage::Search) {
+            if !t.is_default {
+                let _ = sampler.ask(self.space, &self.trials[..i]);
+            }
             sampler.tell(t);
         }
-        let mut ran =
-            self.trials.iter().filter(|t| t.stage == Stage::Search && t.measurement.wall_secs > 0.0).count();
+        let mut ran = self.trials.iter().filter(|t| t.stage == Stage::Search && t.measurement.ran()).count();
         let mut rejected_in_a_row = 0;
         while ran < header.trials && rejected_in_a_row < MAX_REJECTIONS_IN_A_ROW {
             let defaults_tried = self.trials.iter().any(|t| t.is_default);
@@ -210,14 +152,14 @@ impl Running<'_> {
                 (self.defaults.clone(), true)
             } else {
                 match sampler.ask(self.space, &self.trials) {
-                    Some(c) => (complete(&c, header.full_budget), false),
+                    Some(c) => (self.engine.complete(&c, header.full_budget), false),
                     None => break,
                 }
             };
             let label = if is_default { "defaults".to_string() } else { format!("#{}", self.trials.len()) };
             let limit = self.prune_limit();
             let record = self.trial(Stage::Search, label, candidate, is_default, limit)?;
-            if record.measurement.wall_secs == 0.0 {
+            if !record.measurement.ran() {
                 rejected_in_a_row += 1;
             } else {
                 rejected_in_a_row = 0;
@@ -242,7 +184,7 @@ impl Running<'_> {
         let mut ok: Vec<&TrialRecord> = self
             .trials
             .iter()
-            .filter(|t| t.stage == Stage::Search && t.measurement.status == Status::Ok && !t.is_default)
+            .filter(|t| t.stage == Stage::Search && t.measurement.ok() && !t.is_default)
             .collect();
         ok.sort_by(|a, b| b.measurement.ops_per_sec.total_cmp(&a.measurement.ops_per_sec));
         let mut picked: Vec<(String, Candidate, bool)> = ok
@@ -284,34 +226,65 @@ impl Running<'_> {
         prune_after: Option<Duration>,
     ) -> anyhow::Result<TrialRecord> {
         self.progress.set_message(format!("running {label}{}", self.best_message()));
-        let budget = self.header.scaled_budget();
         let number = self.trials.len();
-        let config = RocksConfig::from_candidate(&candidate, budget).map_err(anyhow::Error::msg)?;
-        let candidate = config.effective(&candidate);
-        let measurement = self.measure(&config, number, prune_after)?;
-        let record = TrialRecord { number, stage, label, is_default, candidate, config, measurement };
+        let request = Request {
+            engine: self.engine,
+            candidate: &candidate,
+            dataset: &self.header.dataset,
+            budget: self.header.scaled_budget(),
+            seed: self.header.seed,
+        };
+        let ran = trial::attempt(self.runner, &request, &number.to_string(), prune_after)?;
+        let record = TrialRecord {
+            number,
+            stage,
+            label,
+            is_default,
+            candidate: ran.candidate,
+            options: ran.options,
+            measurement: ran.measurement,
+        };
         self.record(&record)?;
         Ok(record)
     }
 
-    /// Rejects a configuration the memory model says cannot fit, else runs it.
-    fn measure(
-        &self,
-        config: &RocksConfig,
-        number: usize,
-        prune_after: Option<Duration>,
-    ) -> anyhow::Result<Measurement> {
-        let budget = self.header.scaled_budget();
-        if let Some(why) = config.memory_model(self.shape.keys, self.shape.user_bytes).misfit(budget) {
-            return Ok(Measurement::not_run(Status::Infeasible, format!("rejected before running: {why}")));
-        }
-        let spec = TrialSpec {
-            config: config.clone(),
-            dataset: self.header.dataset.clone(),
-            budget,
-            seed: self.header.seed,
+    /// The finished study with what its reports need: the recommendation and
+    /// the defaults at the full budget, and the engine's options file.
+    fn outcome(&self, verdict: Option<Verdict>, scratch: &Path) -> anyhow::Result<StudyOutcome> {
+        let full_budget = self.header.full_budget;
+        let defaults = self.engine.resolve(&self.defaults, full_budget)?;
+        let (recommended_options, option_rows, options_file) = match &verdict {
+            None => (None, vec![], None),
+            Some(v) => {
+                let candidate = &v.recommended().candidate;
+                let recommended = self.engine.resolve(candidate, full_budget)?;
+                let rows = recommended
+                    .shown
+                    .iter()
+                    .map(|(name, value)| OptionRow {
+                        name: name.clone(),
+                        recommended: value.clone(),
+                        defaults: defaults
+                            .shown
+                            .iter()
+                            .find(|(n, _)| n == name)
+                            .map_or(String::new(), |d| d.1.clone()),
+                    })
+                    .collect();
+                let file = self.engine.options_file(candidate, full_budget, scratch)?;
+                (Some(recommended.options), rows, Some(file))
+            }
         };
-        self.runner.run(&spec, &number.to_string(), prune_after)
+        Ok(StudyOutcome {
+            header: self.header.clone(),
+            trials: self.trials.clone(),
+            verdict,
+            phase_names: self.phase_names.iter().map(|p| p.to_string()).collect(),
+            default_candidate: self.defaults.clone(),
+            recommended_options,
+            option_rows,
+            options_file,
+        })
     }
 
     /// Logs a finished trial, appends it to the journal and rewrites the CSV.
@@ -325,7 +298,7 @@ impl Running<'_> {
     fn best_message(&self) -> String {
         self.trials
             .iter()
-            .filter(|t| t.measurement.status == Status::Ok)
+            .filter(|t| t.measurement.ok())
             .max_by(|a, b| a.measurement.ops_per_sec.total_cmp(&b.measurement.ops_per_sec))
             .map(|t| format!("; best so far {} ({:.0} ops/s)", t.label, t.measurement.ops_per_sec))
             .unwrap_or_default()
@@ -359,3 +332,6 @@ impl Running<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

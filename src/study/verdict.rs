@@ -1,77 +1,9 @@
 //! The end of a study: the confirmed contenders compared with the defaults,
 //! and the recommendation (the best median, if it beats the defaults).
 
-use serde::{Deserialize, Serialize};
-
-use super::TrialRecord;
-use crate::space::Candidate;
-use crate::stats::{mann_whitney_p, relative_change, summarize, Estimate, Summary};
-use crate::trial::Status;
-
-/// Significance level for "beats the defaults".
-pub const ALPHA: f64 = 0.05;
-
-/// One candidate re-run in the confirmation rounds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Contender {
-    pub label: String,
-    pub candidate: Candidate,
-    pub is_default: bool,
-    /// Whole-replay ops/s of each successful confirmation run.
-    pub runs: Vec<f64>,
-    pub summary: Summary,
-    /// Median peak memory and disk size over the runs.
-    pub peak_memory: u64,
-    pub disk_bytes: u64,
-    /// Against the defaults (None for the defaults themselves).
-    pub change: Option<Estimate>,
-    pub p_value: Option<f64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    /// Contenders, best median first.
-    pub contenders: Vec<Contender>,
-    /// Index into `contenders` of the recommendation.
-    pub recommended: usize,
-    pub beats_defaults: bool,
-}
-
-impl Verdict {
-    pub fn recommended(&self) -> &Contender {
-        &self.contenders[self.recommended]
-    }
-
-    pub fn defaults(&self) -> Option<&Contender> {
-        self.contenders.iter().find(|c| c.is_default)
-    }
-
-    /// One sentence for people: what to use, how fast, how sure.
-    pub fn headline(&self) -> String {
-        let best = self.recommended();
-        let s = &best.summary;
-        let measured = format!(
-            "{:.0} ops/s (median of {} runs, 95% CI {:.0} to {:.0})",
-            s.median.point, s.n, s.median.low, s.median.high
-        );
-        match (self.defaults(), self.beats_defaults, best.change, best.p_value) {
-            (None, ..) => format!(
-                "RocksDB's defaults completed no confirmation run, so nothing could be compared with them; the best measured was {}: {measured}",
-                best.label
-            ),
-            (Some(_), true, Some(c), Some(p)) => format!(
-                "Use {}: {measured}, {:+.1}% over RocksDB's defaults fitted to the budget (95% CI {:+.1}% to {:+.1}%, Mann-Whitney p = {p:.3})",
-                best.label,
-                c.point * 100.0,
-                c.low * 100.0,
-                c.high * 100.0
-            ),
-            _ => format!(
-                "No candidate beat RocksDB's defaults significantly (p < {ALPHA}), so kvtune recommends the defaults, fitted to the budget: {measured}"
-            ),
-        }
-    }
-}
+use crate::outcome::{Contender, Verdict, ALPHA};
+use crate::record::TrialRecord;
+use crate::stats::{mann_whitney_p, relative_change, summarize};
 
 fn median_u64(values: impl Iterator<Item = u64>) -> u64 {
     let mut v: Vec<u64> = values.collect();
@@ -90,7 +22,7 @@ pub fn judge(runs: &[TrialRecord], seed: u64) -> Option<Verdict> {
         .iter()
         .filter_map(|label| {
             let mine: Vec<&TrialRecord> =
-                runs.iter().filter(|r| r.label == *label && r.measurement.status == Status::Ok).collect();
+                runs.iter().filter(|r| r.label == *label && r.measurement.ok()).collect();
             let first = mine.first()?;
             let values: Vec<f64> = mine.iter().map(|r| r.measurement.ops_per_sec).collect();
             Some(Contender {

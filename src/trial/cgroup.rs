@@ -6,6 +6,22 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+/// Why no memory cgroup could be made or used.
+#[derive(Debug, thiserror::Error)]
+pub enum CgroupError {
+    #[error("cannot read /proc/self/cgroup: {0}")]
+    Membership(std::io::Error),
+    #[error("no writable memory cgroup: neither a v1 memory controller nor a v2 hierarchy with memory in cgroup.subtree_control")]
+    NoController,
+    #[error("cannot {action} {path}: {source}")]
+    Io { action: String, path: PathBuf, source: std::io::Error },
+}
+
+fn io_error(action: impl Into<String>, path: &Path) -> impl FnOnce(std::io::Error) -> CgroupError {
+    let (action, path) = (action.into(), path.to_path_buf());
+    move |source| CgroupError::Io { action, path, source }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Version {
@@ -21,9 +37,8 @@ pub struct MemoryCgroup {
 }
 
 /// Where new cgroups can be made: below the memory cgroup this process is in.
-fn parent_dir() -> Result<(PathBuf, Version), String> {
-    let own =
-        fs::read_to_string("/proc/self/cgroup").map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
+fn parent_dir() -> Result<(PathBuf, Version), CgroupError> {
+    let own = fs::read_to_string("/proc/self/cgroup").map_err(CgroupError::Membership)?;
     for line in own.lines() {
         let mut fields = line.splitn(3, ':');
         let (_, controllers, path) =
@@ -46,7 +61,7 @@ fn parent_dir() -> Result<(PathBuf, Version), String> {
             }
         }
     }
-    Err("no writable memory cgroup: neither a v1 memory controller nor a v2 hierarchy with memory in cgroup.subtree_control".into())
+    Err(CgroupError::NoController)
 }
 
 /// Removes empty cgroups below ours whose name `stale` says is left over.
@@ -63,13 +78,13 @@ pub fn sweep(stale: &dyn Fn(&str) -> bool) {
 
 impl MemoryCgroup {
     /// Makes a cgroup named `name` capped at `limit` bytes.
-    pub fn create(name: &str, limit: u64) -> Result<Self, String> {
+    pub fn create(name: &str, limit: u64) -> Result<Self, CgroupError> {
         let (parent, version) = parent_dir()?;
         let path = parent.join(name);
         if path.exists() {
             let _ = fs::remove_dir(&path);
         }
-        fs::create_dir(&path).map_err(|e| format!("cannot create cgroup {}: {e}", path.display()))?;
+        fs::create_dir(&path).map_err(io_error("create cgroup", &path))?;
         let group = MemoryCgroup { path, version };
         // Keep swap out of it where the kernel accounts swap (no error if
         // not): v1 caps memory + swap together, v2 caps swap alone.
@@ -86,9 +101,9 @@ impl MemoryCgroup {
         Ok(group)
     }
 
-    fn write(&self, file: &str, value: &str) -> Result<(), String> {
-        fs::write(self.path.join(file), value)
-            .map_err(|e| format!("cannot write {value} to {}: {e}", self.path.join(file).display()))
+    fn write(&self, file: &str, value: &str) -> Result<(), CgroupError> {
+        let path = self.path.join(file);
+        fs::write(&path, value).map_err(io_error(format!("write {value} to"), &path))
     }
 
     fn read_u64(&self, file: &str) -> Option<u64> {
@@ -97,9 +112,9 @@ impl MemoryCgroup {
 
     /// Moves the calling process into the cgroup at `path` (run by the child
     /// before it allocates anything of note).
-    pub fn join(path: &Path) -> Result<(), String> {
+    pub fn join(path: &Path) -> Result<(), CgroupError> {
         fs::write(path.join("cgroup.procs"), std::process::id().to_string())
-            .map_err(|e| format!("cannot join cgroup {}: {e}", path.display()))
+            .map_err(io_error("join cgroup", path))
     }
 
     /// Peak memory charged to the cgroup, page cache included.

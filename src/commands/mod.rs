@@ -1,0 +1,85 @@
+//! One file per subcommand, each mostly argument handling; what they share
+//! (the trial runner, the scale) is here.
+
+mod bench;
+mod tune;
+mod worker;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::bail;
+
+pub use bench::bench;
+pub use tune::tune;
+pub use worker::worker;
+
+use crate::budget::{machine_memory, ByteSize};
+use crate::cli::Common;
+use crate::dataset::Dataset;
+use crate::engine::Engine;
+use crate::scale::{self, Scale, ScaleChoice};
+use crate::trial::{self, ChildRunner, Request};
+
+/// The trial runner: child processes whose trials stop at ten times the target length.
+fn runner(common: &Common) -> anyhow::Result<ChildRunner> {
+    trial::warn_if_tmpfs(&common.workdir);
+    let timeout = Duration::from_secs_f64((common.trial_seconds * 10.0).max(60.0));
+    ChildRunner::new(absolute(&common.workdir)?, timeout)
+}
+
+fn absolute(path: &Path) -> anyhow::Result<PathBuf> {
+    Ok(if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir()?.join(path) })
+}
+
+/// The scale to run at: the one asked for (checked against this machine),
+/// or the one calibration runs of the engine's defaults choose.
+fn pick_scale(
+    common: &Common,
+    asked: Option<(Scale, &str)>,
+    engine: &dyn Engine,
+    dataset: &Dataset,
+    full_budget: u64,
+    runner: &ChildRunner,
+) -> anyhow::Result<ScaleChoice> {
+    let memory = machine_memory();
+    scale::check_budget(full_budget)?;
+    if let Some((scale, source)) = asked {
+        scale::check(scale, full_budget, memory)?;
+        return Ok(ScaleChoice { scale, reason: format!("scale {scale} {source}") });
+    }
+    if !common.json {
+        eprintln!(
+            "kvtune: choosing a scale for a budget of {} on a machine with {} of memory: calibrating with the defaults...",
+            ByteSize(full_budget),
+            ByteSize(memory)
+        );
+    }
+    let defaults = engine.defaults(full_budget);
+    let mut measure = |s: Scale| -> anyhow::Result<f64> {
+        let request = Request {
+            engine,
+            candidate: &defaults,
+            dataset,
+            budget: s.apply(full_budget),
+            seed: common.seed,
+        };
+        let m = trial::attempt(runner, &request, "calibrate", None)?.measurement;
+        if !m.ok() {
+            bail!(
+                "the calibration run of the defaults at scale {s} did not succeed ({}): {}",
+                m.status,
+                m.reason.unwrap_or_default()
+            );
+        }
+        Ok(m.wall_secs)
+    };
+    let choice = scale::choose(full_budget, memory, common.trial_seconds, &mut measure)?;
+    if full_budget > memory / 2 && !common.json {
+        eprintln!(
+            "kvtune: a budget of {} is more than this machine can test; scaling budget and data down together.",
+            ByteSize(full_budget)
+        );
+    }
+    Ok(choice)
+}

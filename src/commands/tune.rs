@@ -1,0 +1,151 @@
+//! `kvtune tune` (the default command): a new study, or `--resume` of one.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+
+use super::{pick_scale, runner};
+use crate::budget::ByteSize;
+use crate::cli::{Common, TuneArgs};
+use crate::dataset::Dataset;
+use crate::engine::{self, Engine};
+use crate::outcome::StudyHeader;
+use crate::record::TrialRecord;
+use crate::report::text;
+use crate::space::Space;
+use crate::study::journal::{self, Entry, Journal};
+use crate::study::{self, StudySettings};
+use crate::trial::{self, ChildRunner};
+
+pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
+    if let Some(dir) = &args.resume {
+        return resume(dir, &args.common);
+    }
+    let engine = engine::find("rocksdb")?;
+    let full_budget = args.budget.context("--budget is required")?.0;
+    let dataset = Dataset::find(args.dataset.as_deref().context("--dataset is required")?)?;
+    let space = Space::find(&args.space, &engine.param_names())?;
+    engine.check_space(&space, full_budget)?;
+    check_study_size(&args)?;
+    let runner = runner(&args.common)?;
+    let asked = args.common.scale.map(|s| (s, "as asked (--scale)"));
+    let choice = pick_scale(&args.common, asked, engine, &dataset, full_budget, &runner)?;
+    let out_dir = args.out.clone().unwrap_or_else(|| default_out_dir(&dataset.name, full_budget));
+    if !args.common.json {
+        eprintln!(
+            "kvtune: scale {} (budget {}, dataset shrunk alike): {}",
+            choice.scale,
+            ByteSize(choice.scale.apply(full_budget)),
+            choice.reason
+        );
+    }
+    let header = StudyHeader {
+        kvtune_version: env!("CARGO_PKG_VERSION").into(),
+        engine: engine.name().into(),
+        dataset,
+        full_budget,
+        scale: choice.scale,
+        scale_reason: choice.reason,
+        space_name: space.name.clone(),
+        space_text: space.text.clone(),
+        strategy: args.strategy,
+        trials: args.trials,
+        confirm_top: args.confirm_top,
+        confirm_repeats: args.confirm_repeats,
+        seed: args.common.seed,
+    };
+    run_study(header, None, space, out_dir, engine, runner, args.common.json)
+}
+
+/// `out/DATASET-BUDGET-YYYYMMDD-HHMMSS` (UTC).
+fn default_out_dir(dataset: &str, budget: u64) -> PathBuf {
+    let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let stamp: String = now.trim_end_matches('Z').replace('T', "-").replace([':'], "").replacen('-', "", 2);
+    PathBuf::from("out").join(format!("{dataset}-{}-{stamp}", ByteSize(budget).to_string().replace(' ', "")))
+}
+
+fn check_study_size(args: &TuneArgs) -> anyhow::Result<()> {
+    if args.trials == 0 {
+        bail!("--trials 0: give at least 1 (the first trial is the engine's defaults)");
+    }
+    if args.confirm_repeats == 0 {
+        bail!("--confirm-repeats 0: give at least 1 (4 or more for a p value below 0.05 to be possible)");
+    }
+    if args.confirm_repeats < 4 && !args.common.json {
+        eprintln!(
+            "warning: with --confirm-repeats {} the Mann-Whitney test cannot reach p < 0.05, so no candidate can be shown to beat the defaults; use 4 or more",
+            args.confirm_repeats
+        );
+    }
+    Ok(())
+}
+
+/// Continues the study recorded in `dir`'s journal with the settings it began with.
+fn resume(dir: &Path, common: &Common) -> anyhow::Result<()> {
+    let entries = Journal::read(&dir.join("journal.jsonl"))?;
+    let Some(Entry::Started(header)) = entries.first() else {
+        bail!("{}/journal.jsonl does not begin with a study's start: it cannot be resumed", dir.display());
+    };
+    if entries.iter().any(|e| matches!(e, Entry::Finished { .. })) {
+        bail!(
+            "the study in {} has finished already: its results are in {}/report.md",
+            dir.display(),
+            dir.display()
+        );
+    }
+    let engine = engine::find(&header.engine)?;
+    let prior: Vec<TrialRecord> = journal::trials(&entries).into_iter().cloned().collect();
+    let space = Space::parse(&header.space_name, &header.space_text, &engine.param_names())?;
+    if !common.json {
+        eprintln!("kvtune: resuming the study in {} after {} recorded trials", dir.display(), prior.len());
+    }
+    let runner = runner(common)?;
+    run_study((**header).clone(), Some(prior), space, dir.to_path_buf(), engine, runner, common.json)
+}
+
+fn run_study(
+    header: StudyHeader,
+    prior: Option<Vec<TrialRecord>>,
+    space: Space,
+    out_dir: PathBuf,
+    engine: &dyn Engine,
+    runner: ChildRunner,
+    json: bool,
+) -> anyhow::Result<()> {
+    if !json {
+        eprintln!(
+            "kvtune: {} search trials + {} confirmation runs; results in {}",
+            header.trials,
+            (header.confirm_top + 1) * header.confirm_repeats,
+            out_dir.display()
+        );
+    }
+    trial::stop_cleanly_on_interrupt();
+    let sampler = header.strategy.sampler(&space, header.trials, header.seed);
+    let outcome = study::run(StudySettings {
+        header: header.clone(),
+        prior,
+        space,
+        sampler,
+        out_dir: out_dir.clone(),
+        engine,
+        runner: &runner,
+        scratch: runner.workdir.clone(),
+        show_progress: !json,
+    })
+    .map_err(|e| match e.downcast_ref::<trial::Interrupted>() {
+        Some(_) => e.context(format!(
+            "every finished trial is in {}/journal.jsonl: continue with `kvtune --resume {}`",
+            out_dir.display(),
+            out_dir.display()
+        )),
+        None => e,
+    })?;
+    if json {
+        let json = serde_json::json!({ "out_dir": out_dir, "scale": header.scale.to_string(), "verdict": outcome.verdict });
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        print!("{}", text::answer(&outcome, &out_dir));
+    }
+    Ok(())
+}

@@ -1,0 +1,288 @@
+//! The study loop against a scripted runner: contenders, the confirmation
+//! schedule, pruning, rejections, the verdict and resuming, without running
+//! a trial.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use super::*;
+use crate::budget::MIB;
+use crate::dataset::Dataset;
+use crate::engine::rocksdb::RocksDb;
+use crate::record::Measurement;
+use crate::scale::Scale;
+use crate::search::{Sampler, Strategy};
+use crate::space::Value;
+use crate::trial::scripted::{ended, ok, ScriptedRunner};
+use crate::trial::Interrupted;
+
+const BUDGET: u64 = 256 * MIB;
+
+const SPACE: &str = r#"
+[params.bloom_bits]
+kind = "int"
+min = 0
+max = 20
+
+[params.block_cache_share]
+kind = "float"
+min = 0.05
+max = 0.5
+"#;
+
+fn header(trials: usize, confirm_top: usize, confirm_repeats: usize) -> StudyHeader {
+    StudyHeader {
+        kvtune_version: "test".into(),
+        engine: "rocksdb".into(),
+        dataset: Dataset::find("spork").unwrap(),
+        full_budget: BUDGET,
+        scale: Scale { shift: 0 },
+        scale_reason: "test".into(),
+        space_name: "test".into(),
+        space_text: SPACE.into(),
+        strategy: Strategy::Random,
+        trials,
+        confirm_top,
+        confirm_repeats,
+        seed: 3,
+    }
+}
+
+fn space() -> Space {
+    Space::parse("test", SPACE, &RocksDb.param_names()).unwrap()
+}
+
+fn bloom(c: &Candidate) -> i64 {
+    c["bloom_bits"].as_f64().unwrap() as i64
+}
+
+/// A study run with `sampler` against `runner`, in a fresh folder.
+struct Run {
+    dir: tempfile::TempDir,
+}
+
+impl Run {
+    fn new() -> Self {
+        Run { dir: tempfile::tempdir().unwrap() }
+    }
+
+    fn out(&self) -> PathBuf {
+        self.dir.path().join("out")
+    }
+
+    fn study(
+        &self,
+        header: StudyHeader,
+        prior: Option<Vec<TrialRecord>>,
+        sampler: Box<dyn Sampler>,
+        runner: &dyn TrialRunner,
+    ) -> anyhow::Result<StudyOutcome> {
+        run(StudySettings {
+            header,
+            prior,
+            space: space(),
+            sampler,
+            out_dir: self.out(),
+            engine: &RocksDb,
+            runner,
+            scratch: self.dir.path().join("scratch"),
+            show_progress: false,
+        })
+    }
+
+    fn journal_trials(&self) -> Vec<TrialRecord> {
+        let entries = Journal::read(&self.out().join("journal.jsonl")).unwrap();
+        journal::trials(&entries).into_iter().cloned().collect()
+    }
+}
+
+fn random(header: &StudyHeader) -> Box<dyn Sampler> {
+    header.strategy.sampler(&space(), header.trials, header.seed)
+}
+
+/// Proposes bloom_bits = 2 x the number of trials it was told of, so what
+/// it proposes shows what it learnt; logs every ask and tell.
+struct Learning {
+    told: usize,
+    log: Rc<RefCell<Vec<String>>>,
+}
+
+impl Sampler for Learning {
+    fn ask(&mut self, _: &Space, history: &[TrialRecord]) -> Option<Candidate> {
+        let bits = 2 * self.told as i64;
+        self.log.borrow_mut().push(format!("ask after {} trials: {bits}", history.len()));
+        Some([("bloom_bits".to_string(), Value::Int(bits))].into_iter().collect())
+    }
+
+    fn tell(&mut self, trial: &TrialRecord) {
+        self.told += 1;
+        self.log.borrow_mut().push(format!("tell {}", trial.label));
+    }
+}
+
+fn learning() -> (Box<dyn Sampler>, Rc<RefCell<Vec<String>>>) {
+    let log = Rc::new(RefCell::new(vec![]));
+    (Box::new(Learning { told: 0, log: log.clone() }), log)
+}
+
+/// Faster with more bloom bits: 1000 + 10 per bit ops/s, 10 s a trial.
+fn by_bloom(c: &Candidate) -> Measurement {
+    ok(1000.0 + 10.0 * bloom(c) as f64, 10.0)
+}
+
+#[test]
+fn the_best_distinct_search_candidates_and_the_defaults_are_confirmed_in_rotating_rounds() {
+    let run = Run::new();
+    let runner = ScriptedRunner::new(by_bloom);
+    let (sampler, _) = learning();
+    let outcome = run.study(header(5, 2, 4), None, sampler, &runner).unwrap();
+    let search: Vec<&TrialRecord> = outcome.trials.iter().filter(|t| t.stage == Stage::Search).collect();
+    assert_eq!(search.iter().map(|t| bloom(&t.candidate)).collect::<Vec<_>>(), vec![0, 2, 4, 6, 8]);
+    let confirm: Vec<&str> =
+        outcome.trials.iter().filter(|t| t.stage == Stage::Confirm).map(|t| t.label.as_str()).collect();
+    // The two fastest search candidates (#4 with 8 bits, #3 with 6), then the defaults, rotating.
+    assert_eq!(
+        confirm,
+        ["#4", "#3", "defaults", "#3", "defaults", "#4", "defaults", "#4", "#3", "#4", "#3", "defaults"]
+    );
+    let v = outcome.verdict.unwrap();
+    assert_eq!(v.recommended().label, "#4");
+    assert_eq!(v.contenders.iter().map(|c| c.summary.n).collect::<Vec<_>>(), [4, 4, 4]);
+    // The report's inputs are complete: the options at the full budget and RocksDB's own file.
+    assert!(outcome.options_file.unwrap().contains("bloom"));
+    assert!(outcome.option_rows.iter().any(|r| r.name == "bloom_bits_per_key" && r.changed()));
+    assert!(run.out().join("preset.toml").exists() && run.out().join("report.md").exists());
+}
+
+#[test]
+fn failed_and_pruned_candidates_are_not_contenders() {
+    let run = Run::new();
+    // 6 bits fails, 8 bits is OOM-killed, 4 bits is faster than all but far too slow to finish.
+    let runner = ScriptedRunner::new(|c: &Candidate| match bloom(c) {
+        4 => ok(5000.0, 100.0),
+        6 => ended(Status::Failed, 2.0),
+        8 => ended(Status::Infeasible, 2.0),
+        _ => by_bloom(c),
+    });
+    let (sampler, _) = learning();
+    let outcome = run.study(header(5, 2, 1), None, sampler, &runner).unwrap();
+    let status: Vec<Status> =
+        outcome.trials.iter().filter(|t| t.stage == Stage::Search).map(|t| t.measurement.status).collect();
+    assert_eq!(status, [Status::Ok, Status::Ok, Status::Pruned, Status::Failed, Status::Infeasible]);
+    let confirmed: Vec<&str> =
+        outcome.trials.iter().filter(|t| t.stage == Stage::Confirm).map(|t| t.label.as_str()).collect();
+    assert_eq!(confirmed, ["#1", "defaults"]);
+}
+
+#[test]
+fn search_trials_are_pruned_at_three_times_the_defaults_time_and_confirmation_runs_never() {
+    let run = Run::new();
+    let runner = ScriptedRunner::new(by_bloom);
+    let (sampler, _) = learning();
+    run.study(header(3, 1, 2), None, sampler, &runner).unwrap();
+    let limits: Vec<Option<Duration>> = runner.calls.borrow().iter().map(|(_, limit)| *limit).collect();
+    let three_times = Some(Duration::from_secs_f64(10.0 * PRUNE_FACTOR));
+    assert_eq!(limits, [None, three_times, three_times, None, None, None, None]);
+}
+
+#[test]
+fn candidates_the_memory_model_rejects_are_recorded_but_never_run() {
+    let run = Run::new();
+    let runner = ScriptedRunner::new(by_bloom);
+    // Every other ask wants a cache of the whole budget: it cannot fit.
+    struct Greedy(usize);
+    impl Sampler for Greedy {
+        fn ask(&mut self, _: &Space, _: &[TrialRecord]) -> Option<Candidate> {
+            self.0 += 1;
+            let share = if self.0 % 2 == 1 { 1.0 } else { 0.1 };
+            Some([("block_cache_share".to_string(), Value::Float(share))].into_iter().collect())
+        }
+    }
+    let outcome = run.study(header(3, 1, 1), None, Box::new(Greedy(0)), &runner).unwrap();
+    let status: Vec<Status> =
+        outcome.trials.iter().filter(|t| t.stage == Stage::Search).map(|t| t.measurement.status).collect();
+    assert_eq!(status, [Status::Ok, Status::Rejected, Status::Ok, Status::Rejected, Status::Ok]);
+    let rejected = &outcome.trials[1].measurement;
+    assert!(rejected.reason.as_deref().unwrap().contains("block cache 256 MiB"), "{rejected:?}");
+    // Three search trials ran (the rejections do not count) and two confirmation runs.
+    assert_eq!(runner.calls.borrow().len(), 3 + 2);
+}
+
+#[test]
+fn a_contender_is_judged_on_its_successful_confirmation_runs() {
+    let run = Run::new();
+    let failures = RefCell::new(0);
+    // The 8-bit candidate fails its first two confirmation runs.
+    let runner = ScriptedRunner::new(move |c: &Candidate| {
+        if bloom(c) == 8 {
+            *failures.borrow_mut() += 1;
+            if (2..=3).contains(&*failures.borrow()) {
+                return ended(Status::Failed, 1.0);
+            }
+        }
+        by_bloom(c)
+    });
+    let (sampler, _) = learning();
+    let outcome = run.study(header(5, 1, 5), None, sampler, &runner).unwrap();
+    let v = outcome.verdict.unwrap();
+    let best = v.contenders.iter().find(|c| c.label == "#4").unwrap();
+    assert_eq!(best.summary.n, 3, "{best:?}");
+    assert_eq!(v.defaults().unwrap().summary.n, 5);
+}
+
+/// Fails the study (as Ctrl-C does) at the `at`-th run.
+struct StopAt<'a> {
+    inner: &'a ScriptedRunner,
+    at: usize,
+}
+
+impl TrialRunner for StopAt<'_> {
+    fn run(
+        &self,
+        spec: &crate::trial::TrialSpec,
+        label: &str,
+        prune_after: Option<Duration>,
+    ) -> anyhow::Result<Measurement> {
+        if self.inner.calls.borrow().len() + 1 == self.at {
+            return Err(Interrupted.into());
+        }
+        self.inner.run(spec, label, prune_after)
+    }
+}
+
+#[test]
+fn a_resumed_study_tells_its_sampler_what_a_live_one_told_it() {
+    let header = header(6, 1, 2);
+    let whole = Run::new();
+    let (sampler, live_log) = learning();
+    let live = whole.study(header.clone(), None, sampler, &ScriptedRunner::new(by_bloom)).unwrap();
+
+    let cut = Run::new();
+    let (sampler, _) = learning();
+    let scripted = ScriptedRunner::new(by_bloom);
+    let stopped = cut.study(header.clone(), None, sampler, &StopAt { inner: &scripted, at: 4 });
+    assert!(stopped.unwrap_err().downcast_ref::<Interrupted>().is_some());
+    let prior = cut.journal_trials();
+    assert_eq!(prior.len(), 3);
+
+    let (sampler, resumed_log) = learning();
+    let resumed = cut.study(header, Some(prior), sampler, &ScriptedRunner::new(by_bloom)).unwrap();
+    assert_eq!(*resumed_log.borrow(), *live_log.borrow());
+    let plan = |o: &StudyOutcome| {
+        o.trials.iter().map(|t| (t.label.clone(), t.candidate.clone())).collect::<Vec<_>>()
+    };
+    assert_eq!(plan(&resumed), plan(&live));
+}
+
+#[test]
+fn random_search_is_the_same_for_a_seed() {
+    let plan = || {
+        let run = Run::new();
+        let header = header(4, 0, 1);
+        let outcome =
+            run.study(header.clone(), None, random(&header), &ScriptedRunner::new(by_bloom)).unwrap();
+        outcome.trials.iter().map(|t| t.candidate.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(plan(), plan());
+}

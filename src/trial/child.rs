@@ -1,0 +1,219 @@
+//! The real trial runner: a re-exec of kvtune (`trial-worker`) in a memory
+//! cgroup capped at the scaled budget, on a fresh database directory that is
+//! removed afterwards whatever happens.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use super::cgroup::MemoryCgroup;
+use super::interrupt::{interrupted, Interrupted};
+use super::workdir::sweep_stale;
+use super::worker::WorkerReport;
+use super::{TrialRunner, TrialSpec};
+use crate::record::{overall_ops_per_sec, Measurement, Status};
+
+/// Runs trials in child processes.
+#[derive(Debug, Clone)]
+pub struct ChildRunner {
+    /// The kvtune binary to re-exec as the worker.
+    pub exe: PathBuf,
+    /// Where database directories are made (a real disk, not tmpfs).
+    pub workdir: PathBuf,
+    /// A trial running longer than this is stopped and recorded as failed.
+    pub timeout: Duration,
+}
+
+/// Says once per process that there is no cgroup, so results say peak RSS.
+static CGROUP_WARNING: std::sync::Once = std::sync::Once::new();
+
+impl ChildRunner {
+    /// A runner re-executing this binary, after sweeping what dead kvtune
+    /// processes left in `workdir`.
+    pub fn new(workdir: PathBuf, timeout: Duration) -> anyhow::Result<Self> {
+        sweep_stale(&workdir);
+        let exe = std::env::current_exe().context("finding the kvtune binary to run trials with")?;
+        Ok(ChildRunner { exe, workdir, timeout })
+    }
+
+    /// `kvtune trial-worker ...`, set to die with this process.
+    fn worker_command(&self, spec: &Path, db: &Path, report: &Path, group: Option<&MemoryCgroup>) -> Command {
+        let mut command = Command::new(&self.exe);
+        command
+            .arg("trial-worker")
+            .arg(spec)
+            .arg(db)
+            .arg(report)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Some(group) = group {
+            command.arg(&group.path);
+        }
+        // Its own process group: a terminal's Ctrl-C reaches kvtune alone,
+        // which stops the worker itself and records nothing half-done.
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        // SAFETY: prctl is async-signal-safe and touches no memory of ours.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        command
+    }
+
+    fn cgroup(&self, label: &str, limit: u64) -> Option<MemoryCgroup> {
+        let name = format!("kvtune-{}-{label}", std::process::id());
+        match MemoryCgroup::create(&name, limit) {
+            Ok(group) => Some(group),
+            Err(why) => {
+                CGROUP_WARNING.call_once(|| {
+                    eprintln!("warning: the budget is not enforced: {why}; kvtune measures peak RSS instead and the report says so");
+                });
+                None
+            }
+        }
+    }
+}
+
+impl TrialRunner for ChildRunner {
+    fn run(
+        &self,
+        spec: &TrialSpec,
+        label: &str,
+        prune_after: Option<Duration>,
+    ) -> anyhow::Result<Measurement> {
+        if interrupted() {
+            return Err(Interrupted.into());
+        }
+        std::fs::create_dir_all(&self.workdir)
+            .with_context(|| format!("creating the work directory {}", self.workdir.display()))?;
+        // Removed on drop, whatever happens to the trial.
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("trial-{}-{label}-", std::process::id()))
+            .tempdir_in(&self.workdir)
+            .with_context(|| format!("making a trial directory in {}", self.workdir.display()))?;
+        let spec_path = dir.path().join("spec.json");
+        let report_path = dir.path().join("report.json");
+        std::fs::write(&spec_path, serde_json::to_vec(spec)?)?;
+        let group = self.cgroup(label, spec.budget);
+        let mut command =
+            self.worker_command(&spec_path, &dir.path().join("db"), &report_path, group.as_ref());
+        let started = Instant::now();
+        let mut child = command.spawn().with_context(|| format!("starting {}", self.exe.display()))?;
+        let stderr = child.stderr.take();
+        let stderr_reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut s) = stderr {
+                let _ = std::io::Read::read_to_string(&mut s, &mut text);
+            }
+            text
+        });
+        let limit = prune_after.map_or(self.timeout, |p| p.min(self.timeout));
+        let status = wait_at_most(&mut child, limit)?;
+        let wall_secs = started.elapsed().as_secs_f64();
+        let stderr = stderr_reader.join().unwrap_or_default();
+        let mut measurement = match status {
+            Some(status) => classify(status, &report_path, &stderr, group.as_ref(), wall_secs),
+            None if limit < self.timeout => Measurement::not_run(
+                Status::Pruned,
+                format!(
+                    "stopped after {:.0} s, several times the defaults' time: it cannot be among the best",
+                    limit.as_secs_f64()
+                ),
+            ),
+            None => Measurement::not_run(
+                Status::Failed,
+                format!("stopped after {:.0} s, the trial time limit", limit.as_secs_f64()),
+            ),
+        };
+        measurement.wall_secs = wall_secs;
+        if let Some(peak) = group.as_ref().and_then(|g| g.peak()) {
+            measurement.peak_memory = peak;
+            measurement.memory_source = group.as_ref().map_or("", |g| g.describe()).into();
+        }
+        Ok(measurement)
+    }
+}
+
+/// Waits for the child, killing it after `limit`; `None` if it was killed.
+fn wait_at_most(child: &mut std::process::Child, limit: Duration) -> anyhow::Result<Option<ExitStatus>> {
+    let started = Instant::now();
+    loop {
+        if interrupted() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Interrupted.into());
+        }
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// What a finished worker's exit means: its report, or why there is none.
+fn classify(
+    status: ExitStatus,
+    report_path: &Path,
+    stderr: &str,
+    group: Option<&MemoryCgroup>,
+    wall_secs: f64,
+) -> Measurement {
+    use std::os::unix::process::ExitStatusExt;
+    if status.success() {
+        let report = std::fs::read(report_path)
+            .map_err(anyhow::Error::from)
+            .and_then(|bytes| Ok(serde_json::from_slice::<WorkerReport>(&bytes)?));
+        return match report {
+            Ok(report) => measured(report, wall_secs),
+            Err(e) => {
+                Measurement::not_run(Status::Failed, format!("the worker wrote no readable report: {e}"))
+            }
+        };
+    }
+    if group.is_some_and(|g| g.oom_killed(status.signal() == Some(libc::SIGKILL))) {
+        return Measurement::not_run(
+            Status::Infeasible,
+            "killed for memory by its cgroup: the option set does not fit the budget".into(),
+        );
+    }
+    let how = match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (_, Some(signal)) => format!("signal {signal}"),
+        _ => "unknown status".into(),
+    };
+    let last_lines: Vec<&str> = stderr.lines().rev().take(3).collect();
+    let last_lines: Vec<&str> = last_lines.into_iter().rev().collect();
+    Measurement::not_run(Status::Failed, format!("the trial failed ({how}): {}", last_lines.join(" / ")))
+}
+
+/// The measurement a successful worker's report makes.
+fn measured(report: WorkerReport, wall_secs: f64) -> Measurement {
+    let user_bytes_written: u64 = report.phases.iter().map(|p| p.all_write_bytes).sum();
+    let keys = report.engine.live_keys_estimate;
+    Measurement {
+        status: Status::Ok,
+        reason: None,
+        wall_secs,
+        ops_per_sec: overall_ops_per_sec(&report.phases),
+        write_amplification: report.engine.write_amplification(user_bytes_written),
+        stall_secs: report.engine.stall_micros as f64 / 1e6,
+        disk_bytes: report.disk_bytes,
+        bytes_per_key: (keys > 0).then(|| report.disk_bytes as f64 / keys as f64),
+        peak_memory: report.peak_rss,
+        peak_rss: report.peak_rss,
+        memory_source: "peak RSS (no memory cgroup)".into(),
+        user_bytes_written,
+        phases: report.phases,
+        engine: report.engine,
+    }
+}

@@ -1,0 +1,80 @@
+//! The child's side of a trial: join the cgroup, open a fresh store, replay
+//! every phase, and write what it measured for the parent to read.
+
+use std::path::Path;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use super::cgroup::MemoryCgroup;
+use super::TrialSpec;
+use crate::engine;
+use crate::record::{EngineMetrics, PhaseResult};
+use crate::replay::run_phase;
+
+/// What the child measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkerReport {
+    pub phases: Vec<PhaseResult>,
+    pub engine: EngineMetrics,
+    pub disk_bytes: u64,
+    pub peak_rss: u64,
+}
+
+/// `kvtune trial-worker SPEC DB REPORT [CGROUP]`.
+pub fn worker(
+    spec_path: &Path,
+    db_dir: &Path,
+    report_path: &Path,
+    cgroup: Option<&Path>,
+) -> anyhow::Result<()> {
+    if let Some(path) = cgroup {
+        MemoryCgroup::join(path)?;
+    }
+    let spec: TrialSpec = serde_json::from_slice(&std::fs::read(spec_path)?)?;
+    let report = replay_workload(&spec, db_dir)?;
+    std::fs::write(report_path, serde_json::to_vec(&report)?)?;
+    Ok(())
+}
+
+/// Opens a fresh store and runs every phase of the workload against it.
+pub fn replay_workload(spec: &TrialSpec, db_dir: &Path) -> anyhow::Result<WorkerReport> {
+    let workload = spec.dataset.workload(spec.budget);
+    let mut store = engine::find(&spec.engine)?.open(&spec.candidate, spec.budget, db_dir)?;
+    let mut phases = Vec::new();
+    for mut phase in workload.phases(spec.seed) {
+        let result =
+            run_phase(store.as_mut(), &mut phase).with_context(|| format!("phase {}", phase.name))?;
+        phases.push(result);
+    }
+    store.flush()?;
+    let engine = store.metrics();
+    drop(store);
+    Ok(WorkerReport { phases, engine, disk_bytes: dir_size(db_dir), peak_rss: peak_rss() })
+}
+
+/// Bytes of all files below `dir`.
+pub fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => dir_size(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// This process's peak resident set (VmHWM), in bytes.
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
