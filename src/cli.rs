@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::budget::ByteSize;
-use crate::scale::Scale;
+use crate::scale::{Scale, VerifyAt};
 use crate::search::Strategy;
+use crate::space::Setting;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -21,7 +22,7 @@ memory cgroup. It searches the option space, re-runs the best candidates against
 recommendation with its measured gain and confidence interval.\n\n\
 When the budget is more than this machine can test, kvtune scales the budget and the data down together (--scale), so \
 their ratio, which decides cache hit rates and write amplification, is kept; the options it exports are for the full budget.",
-    after_help = "Examples:\n  kvtune --budget 128G --dataset spork                 tune for a 128 GiB Flow indexer\n  kvtune --budget 8G --dataset spork --trials 30 --strategy random\n  kvtune --budget 128G --dataset spork --space search-spaces/badger-thread.toml --strategy grid\n  kvtune bench --preset out/RUN/preset.toml --repeat 5  re-measure a recommendation\n  kvtune bench --preset defaults --dataset spork --budget 128G --json",
+    after_help = "Examples:\n  kvtune --budget 128G --dataset spork                 tune for a 128 GiB Flow indexer\n  kvtune --budget 8G --dataset spork --trials 30 --strategy random\n  kvtune --budget 128G --dataset spork --space search-spaces/badger-thread.toml --strategy grid\n  kvtune bench --preset out/RUN/preset.toml --repeat 5  re-measure a recommendation\n  kvtune bench --preset defaults --dataset spork --budget 128G --json\n  kvtune compare defaults out/RUN/preset.toml --repeat 5   paired rounds, benchstat-style table\n  kvtune compare defaults defaults --set bloom_bits=10 --dataset spork --budget 8G",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
@@ -36,8 +37,10 @@ pub struct Cli {
 pub enum Command {
     /// Search for the best options (the default when no subcommand is given).
     Tune(TuneArgs),
-    /// Measure one option set (a preset or RocksDB's defaults) with the trial runner.
+    /// Measure one option set (a preset or the defaults) several times and print every metric's median and spread.
     Bench(BenchArgs),
+    /// Measure option sets side by side in paired rounds and print a benchstat-style table of every metric.
+    Compare(CompareArgs),
     /// Run one trial in this process (kvtune starts this itself).
     #[command(hide = true)]
     TrialWorker(WorkerArgs),
@@ -74,7 +77,7 @@ pub struct TuneArgs {
     pub dataset: Option<String>,
     /// Continue an interrupted study from its output folder (its journal.jsonl): the trials it
     /// recorded are kept and it goes on with the settings it was started with.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "out", "space", "trials", "strategy", "confirm_top", "confirm_repeats", "scale", "seed"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "out", "space", "trials", "strategy", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed"])]
     pub resume: Option<PathBuf>,
     /// Search trials, the defaults included (confirmation runs come on top).
     #[arg(long, value_name = "N", default_value_t = 12)]
@@ -91,27 +94,63 @@ pub struct TuneArgs {
     /// Best search candidates re-run against the defaults at the end.
     #[arg(long, value_name = "K", default_value_t = 2)]
     pub confirm_top: usize,
-    /// Runs of each confirmed candidate and of the defaults (4 or more for a p value below 0.05 to be possible).
+    /// Paired rounds of the confirmation: each runs every confirmed candidate and the defaults once, in a random order
+    /// (3 or more for a paired test to resolve anything; more rounds resolve smaller gains).
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub confirm_repeats: usize,
+    /// After the verdict, re-measure the confirmed candidates and the defaults at a larger scale to check that the
+    /// result transfers: a multiple of the study's scale (4x), a scale (1/32), or off. Skipped, with the reason in
+    /// the report, where this machine cannot hold the larger budget.
+    #[arg(long, value_name = "4x|S|off", default_value = "4x")]
+    pub verify_scale: VerifyAt,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// Where `bench` and `compare` run: the workload, the budget and what changes the option sets.
+#[derive(Debug, Clone, Args)]
+pub struct Target {
+    /// Workload; default: the (first) preset's.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub dataset: Option<String>,
+    /// Memory budget; default: the (first) preset's.
+    #[arg(long, value_name = "SIZE")]
+    pub budget: Option<ByteSize>,
+    /// Changes a parameter, e.g. --set bloom_bits=10 (repeatable). `bench` changes its option set; `compare` changes
+    /// every option set but the first (the baseline), so `compare defaults defaults --set bloom_bits=10` shows
+    /// what bloom_bits=10 does.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub settings: Vec<Setting>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// A preset.toml written by `kvtune tune`, or `defaults` for the engine's defaults fitted to the budget.
+    #[arg(long, value_name = "FILE|defaults")]
+    pub preset: String,
+    /// Runs of the option set.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub repeat: usize,
+    #[command(flatten)]
+    pub target: Target,
     #[command(flatten)]
     pub common: Common,
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct BenchArgs {
-    /// A preset.toml written by `kvtune tune`, or `defaults` for RocksDB's defaults fitted to the budget.
-    #[arg(long, value_name = "FILE|defaults")]
-    pub preset: String,
-    /// Workload; default: the preset's.
-    #[arg(long, value_name = "NAME|FILE")]
-    pub dataset: Option<String>,
-    /// Memory budget; default: the preset's.
-    #[arg(long, value_name = "SIZE")]
-    pub budget: Option<ByteSize>,
-    /// Runs of the option set.
-    #[arg(long, value_name = "N", default_value_t = 3)]
+pub struct CompareArgs {
+    /// Option sets to compare, the first being the baseline: preset.toml files or `defaults`.
+    #[arg(value_name = "FILE|defaults", required = true, num_args = 2..)]
+    pub sets: Vec<String>,
+    /// Rounds: each runs every option set once, in a random order; each set pairs with the baseline's run of the
+    /// same round. More rounds resolve smaller differences.
+    #[arg(long, value_name = "N", default_value_t = 5)]
     pub repeat: usize,
+    /// Print the table as Markdown instead of aligned text.
+    #[arg(long)]
+    pub markdown: bool,
+    #[command(flatten)]
+    pub target: Target,
     #[command(flatten)]
     pub common: Common,
 }

@@ -9,6 +9,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Tune(args)) => commands::tune(args),
         Some(Command::Bench(args)) => commands::bench(args),
+        Some(Command::Compare(args)) => commands::compare(args),
         Some(Command::TrialWorker(args)) => commands::worker(args),
         None => commands::tune(cli.tune),
     };

@@ -9,7 +9,7 @@ use crate::record::{OptionSet, TrialRecord};
 use crate::scale::Scale;
 use crate::search::Strategy;
 use crate::space::Candidate;
-use crate::stats::{Estimate, Summary};
+use crate::stats::{PairedChange, Summary};
 
 fn rocksdb() -> String {
     "rocksdb".into()
@@ -33,6 +33,12 @@ pub struct StudyHeader {
     pub trials: usize,
     pub confirm_top: usize,
     pub confirm_repeats: usize,
+    /// The larger scale the contenders are re-measured at after the verdict,
+    /// if any, and why (or why not).
+    #[serde(default)]
+    pub verify_scale: Option<Scale>,
+    #[serde(default)]
+    pub verify_note: String,
     pub seed: u64,
 }
 
@@ -57,9 +63,22 @@ pub struct Contender {
     /// Median peak memory and disk size over the runs.
     pub peak_memory: u64,
     pub disk_bytes: u64,
-    /// Against the defaults (None for the defaults themselves).
-    pub change: Option<Estimate>,
-    pub p_value: Option<f64>,
+    /// Against the defaults run beside it in each round (None for the
+    /// defaults themselves).
+    pub paired: Option<PairedChange>,
+    /// The paired p value after Holm's correction for the number of contenders.
+    pub p_adjusted: Option<f64>,
+    /// Why it cannot be recommended whatever it measured (a failed run).
+    pub disqualified: Option<String>,
+}
+
+impl Contender {
+    /// Its measured gain over the defaults if the paired test, corrected,
+    /// says it is real.
+    pub fn significant_gain(&self) -> Option<f64> {
+        let gain = self.paired?.change.point;
+        (self.p_adjusted? < ALPHA && gain > 0.0 && self.disqualified.is_none()).then_some(gain)
+    }
 }
 
 /// The confirmed contenders compared with the defaults, and the recommendation.
@@ -70,6 +89,9 @@ pub struct Verdict {
     /// Index into `contenders` of the recommendation.
     pub recommended: usize,
     pub beats_defaults: bool,
+    /// The smallest gain the confirmation rounds could show on this machine
+    /// (80% power, Holm-corrected significance), from the pairs' own noise.
+    pub min_detectable_change: Option<f64>,
 }
 
 impl Verdict {
@@ -97,6 +119,31 @@ impl OptionRow {
     }
 }
 
+/// One contender at the study's scale and at the larger one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TransferRow {
+    pub label: String,
+    /// Median ops/s of its confirmation runs, at the study's scale.
+    pub at_study_scale: f64,
+    /// Its ops/s at the larger scale (`None`: that run failed).
+    pub at_larger_scale: Option<f64>,
+    /// Its ratio to the defaults at each scale.
+    pub ratio_at_study_scale: Option<f64>,
+    pub ratio_at_larger_scale: Option<f64>,
+}
+
+/// How well the study's ranking holds at a larger scale: the seed thread's
+/// worry ("might not be true for larger datasets") answered by measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Transfer {
+    pub scale: Scale,
+    pub rows: Vec<TransferRow>,
+    /// Spearman's rank correlation of the contenders' throughput at the two scales.
+    pub spearman: Option<f64>,
+    /// Whether the recommendation is still faster than the defaults at the larger scale.
+    pub winner_still_wins: Option<bool>,
+}
+
 /// A study's result with everything a report needs, so exporters open nothing.
 #[derive(Debug, Clone)]
 pub struct StudyOutcome {
@@ -112,16 +159,57 @@ pub struct StudyOutcome {
     pub option_rows: Vec<OptionRow>,
     /// The engine's native options file of the recommendation.
     pub options_file: Option<String>,
+    /// The contenders re-measured at a larger scale, if the study did so.
+    pub transfer: Option<Transfer>,
 }
 
-/// What `kvtune bench` measured: the runs and each metric's median and spread.
+impl StudyOutcome {
+    /// A contender's confirmation run with the median throughput: the one
+    /// the report shows in detail (memory split, where the time went).
+    pub fn representative(&self, label: &str) -> Option<&TrialRecord> {
+        let mut runs: Vec<&TrialRecord> = self
+            .trials
+            .iter()
+            .filter(|t| t.stage == crate::record::Stage::Confirm && t.label == label && t.measurement.ok())
+            .collect();
+        runs.sort_by(|a, b| a.measurement.ops_per_sec.total_cmp(&b.measurement.ops_per_sec));
+        runs.get(runs.len() / 2).copied()
+    }
+}
+
+/// One option set measured by `bench` or `compare`: its runs, round by round.
 #[derive(Debug, Clone, Serialize)]
-pub struct BenchSummary {
-    pub preset: String,
+pub struct SideRuns {
+    pub label: String,
+    /// One run per round, in round order; failed runs included.
+    pub runs: Vec<crate::record::Measurement>,
+}
+
+/// One metric across the sides of a comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricRow {
+    pub name: String,
+    pub better: crate::record::Better,
+    /// Each side's median and spread (`None` where no run has the metric).
+    pub sides: Vec<Option<Summary>>,
+    /// Each side against the first, pair by pair (`None` for the first, and
+    /// where fewer than two rounds have the metric on both sides).
+    pub vs_first: Vec<Option<PairedChange>>,
+}
+
+/// What `kvtune bench` and `kvtune compare` measured: sides run in rounds,
+/// each round in a random order, and every metric summarised.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
     pub dataset: String,
+    /// The full budget, and the scale and scaled budget the runs were made at.
     pub budget: u64,
     pub scale: String,
-    pub runs: Vec<crate::record::Measurement>,
-    pub failed: usize,
-    pub metrics: Vec<(String, Summary)>,
+    pub scaled_budget: u64,
+    pub rounds: usize,
+    pub sides: Vec<SideRuns>,
+    pub metrics: Vec<MetricRow>,
+    /// The smallest whole-replay throughput change these rounds could show
+    /// (80% power at p < 0.05), from the pairs' own noise.
+    pub min_detectable_change: Option<f64>,
 }

@@ -14,6 +14,8 @@ use crate::space::{Candidate, Value};
 pub enum Stage {
     Search,
     Confirm,
+    /// Re-measured at a larger scale after the verdict: does the result transfer?
+    Verify,
 }
 
 impl std::fmt::Display for Stage {
@@ -21,6 +23,7 @@ impl std::fmt::Display for Stage {
         f.write_str(match self {
             Stage::Search => "search",
             Stage::Confirm => "confirm",
+            Stage::Verify => "verify",
         })
     }
 }
@@ -62,6 +65,48 @@ pub struct Latency {
     pub p999_us: f64,
 }
 
+/// One kind of engine call within a phase (a write batch, a point get, a
+/// reverse seek, a scan): where the phase's time went.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CallStats {
+    pub kind: String,
+    pub calls: u64,
+    /// Operations in those calls (a write batch holds many).
+    pub ops: u64,
+    pub secs: f64,
+    /// Share of the phase's time (engine calls and settling).
+    pub share_of_time: f64,
+    pub latency: Latency,
+}
+
+/// The engine's own memory at one moment, by part, as the engine counts it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct EngineMemory {
+    pub block_cache: u64,
+    /// Of the block cache: entries pinned (in use by iterators, or pinned index and filter blocks).
+    pub block_cache_pinned: u64,
+    /// Active and unflushed immutable memtables.
+    pub memtables: u64,
+    /// Index and filter blocks held by table readers outside the block cache.
+    pub table_readers: u64,
+}
+
+impl EngineMemory {
+    pub fn total(&self) -> u64 {
+        self.block_cache + self.memtables + self.table_readers
+    }
+
+    /// The larger of each part.
+    pub fn max(self, other: EngineMemory) -> EngineMemory {
+        EngineMemory {
+            block_cache: self.block_cache.max(other.block_cache),
+            block_cache_pinned: self.block_cache_pinned.max(other.block_cache_pinned),
+            memtables: self.memtables.max(other.memtables),
+            table_readers: self.table_readers.max(other.table_readers),
+        }
+    }
+}
+
 /// What one phase measured, past its warm-up.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PhaseResult {
@@ -70,8 +115,13 @@ pub struct PhaseResult {
     pub ops: u64,
     /// Seconds spent inside engine calls for the counted operations.
     pub engine_secs: f64,
+    /// Seconds after the phase's last call until the engine had no flush or
+    /// compaction running or pending: background work the phase left behind.
+    #[serde(default)]
+    pub settle_secs: f64,
+    /// Operations over the phase's whole time (engine calls and settling).
     pub ops_per_sec: f64,
-    /// User bytes written and read per second.
+    /// User bytes written and read per second of the phase's whole time.
     pub mb_per_sec: f64,
     pub write_bytes: u64,
     pub read_bytes: u64,
@@ -81,13 +131,30 @@ pub struct PhaseResult {
     /// Reads that found something, as a share of reads.
     pub read_hit_rate: Option<f64>,
     pub latency: Latency,
+    /// Time and latency by kind of call, largest share first.
+    #[serde(default)]
+    pub calls: Vec<CallStats>,
+    /// The engine's memory at the end of the phase, settled.
+    #[serde(default)]
+    pub memory: EngineMemory,
+    /// The database's size on disk at the end of the phase, settled.
+    #[serde(default)]
+    pub disk_bytes: u64,
+}
+
+impl PhaseResult {
+    /// The phase's whole time: engine calls and settling.
+    pub fn secs(&self) -> f64 {
+        self.engine_secs + self.settle_secs
+    }
 }
 
 /// Operations per second over all counted phases: total counted operations
-/// over total engine time, the figure a replay of the whole workload yields.
+/// over their whole time (engine calls and settling), the figure a replay of
+/// the whole workload yields.
 pub fn overall_ops_per_sec(phases: &[PhaseResult]) -> f64 {
     let ops: u64 = phases.iter().map(|p| p.ops).sum();
-    let secs: f64 = phases.iter().map(|p| p.engine_secs).sum();
+    let secs: f64 = phases.iter().map(|p| p.secs()).sum();
     if secs > 0.0 {
         ops as f64 / secs
     } else {
@@ -129,6 +196,21 @@ fn ratio(a: u64, b: u64) -> Option<f64> {
     (b > 0).then(|| a as f64 / b as f64)
 }
 
+/// CPU the trial process used, all threads (from `wait4`'s resource usage).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuUse {
+    pub user_secs: f64,
+    pub system_secs: f64,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+}
+
+impl CpuUse {
+    pub fn secs(&self) -> f64 {
+        self.user_secs + self.system_secs
+    }
+}
+
 /// The record of one run of a candidate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
@@ -143,12 +225,28 @@ pub struct Measurement {
     pub user_bytes_written: u64,
     pub write_amplification: Option<f64>,
     pub stall_secs: f64,
+    /// Size on disk after the last phase, flushed and settled.
     pub disk_bytes: u64,
     pub bytes_per_key: Option<f64>,
-    /// Peak memory of the trial process: from the cgroup where there is one.
+    /// Peak memory of the trial process: from the cgroup where there is one
+    /// (page cache included), else its peak RSS.
     pub peak_memory: u64,
     pub peak_rss: u64,
     pub memory_source: String,
+    /// Peaks of the process's anonymous memory (its own: heap, caches,
+    /// memtables) and of the page cache charged to it, sampled from the
+    /// cgroup's memory.stat during the run; 0 where there is no cgroup.
+    #[serde(default)]
+    pub peak_anon: u64,
+    #[serde(default)]
+    pub peak_page_cache: u64,
+    /// CPU the trial process used (all its threads).
+    #[serde(default)]
+    pub cpu: CpuUse,
+    /// Share of the machine's CPU time stolen by the hypervisor during the
+    /// run (from /proc/stat); `None` where it could not be read.
+    #[serde(default)]
+    pub steal_share: Option<f64>,
 }
 
 impl Measurement {
@@ -169,6 +267,10 @@ impl Measurement {
             peak_memory: 0,
             peak_rss: 0,
             memory_source: String::new(),
+            peak_anon: 0,
+            peak_page_cache: 0,
+            cpu: CpuUse::default(),
+            steal_share: None,
         }
     }
 
@@ -180,37 +282,101 @@ impl Measurement {
     pub fn ok(&self) -> bool {
         self.status == Status::Ok
     }
+
+    /// CPU seconds per counted operation: steadier than wall time on a
+    /// shared machine, since waiting for a core costs none.
+    pub fn cpu_micros_per_op(&self) -> Option<f64> {
+        let ops: u64 = self.phases.iter().map(|p| p.ops).sum();
+        (ops > 0 && self.cpu.secs() > 0.0).then(|| self.cpu.secs() * 1e6 / ops as f64)
+    }
+
+    /// Seconds spent settling background work, all phases.
+    pub fn settle_secs(&self) -> f64 {
+        self.phases.iter().map(|p| p.settle_secs).sum()
+    }
+
+    /// The engine's largest memory over the phase ends, part by part.
+    pub fn engine_memory(&self) -> EngineMemory {
+        self.phases.iter().fold(EngineMemory::default(), |acc, p| acc.max(p.memory))
+    }
 }
 
-/// Every metric of a set of runs as a named series, the phases' by name, in
-/// the order people read them: whole-replay throughput first.
-pub fn metric_series(runs: &[Measurement]) -> Vec<(String, Vec<f64>)> {
-    let Some(first) = runs.first() else {
-        return vec![];
-    };
-    let all = |f: &dyn Fn(&Measurement) -> Option<f64>| runs.iter().filter_map(f).collect::<Vec<f64>>();
-    let mut series = vec![("ops/s (whole replay)".to_string(), all(&|m| Some(m.ops_per_sec)))];
-    type PhaseMetric = (&'static str, fn(&PhaseResult) -> f64);
-    let phase_metrics: [PhaseMetric; 5] = [
-        ("ops/s", |p| p.ops_per_sec),
-        ("MB/s", |p| p.mb_per_sec),
-        ("p50 us", |p| p.latency.p50_us),
-        ("p99 us", |p| p.latency.p99_us),
-        ("p99.9 us", |p| p.latency.p999_us),
-    ];
-    for (i, phase) in first.phases.iter().enumerate() {
-        for (metric, read) in phase_metrics {
-            series.push((format!("{} {metric}", phase.name), all(&|m| m.phases.get(i).map(read))));
+/// Which way a metric improves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    Higher,
+    Lower,
+    /// A property of the run more than a result (wall time, steal).
+    Neither,
+}
+
+/// One named figure of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    pub name: String,
+    pub better: Better,
+    pub value: f64,
+}
+
+const MIB_F: f64 = 1048576.0;
+
+/// Every figure of a run, in the order people read them: whole-replay
+/// throughput first, then each phase, then disk, memory and CPU.
+pub fn metrics(m: &Measurement) -> Vec<Metric> {
+    use Better::{Higher, Lower, Neither};
+    let mut out = vec![];
+    let mut push = |name: String, better: Better, value: Option<f64>| {
+        if let Some(value) = value.filter(|v| v.is_finite()) {
+            out.push(Metric { name, better, value });
         }
+    };
+    push("ops/s (whole replay)".into(), Higher, Some(m.ops_per_sec));
+    for p in &m.phases {
+        let n = &p.name;
+        push(format!("{n} ops/s"), Higher, Some(p.ops_per_sec));
+        push(format!("{n} MB/s"), Higher, Some(p.mb_per_sec));
+        push(format!("{n} settle s"), Lower, Some(p.settle_secs));
+        push(format!("{n} p50 us"), Lower, Some(p.latency.p50_us));
+        push(format!("{n} p95 us"), Lower, Some(p.latency.p95_us));
+        push(format!("{n} p99 us"), Lower, Some(p.latency.p99_us));
+        push(format!("{n} p99.9 us"), Lower, Some(p.latency.p999_us));
     }
-    series.push(("write amplification".into(), all(&|m| m.write_amplification)));
-    series.push(("stall s".into(), all(&|m| Some(m.stall_secs))));
-    series.push(("disk MiB".into(), all(&|m| Some(m.disk_bytes as f64 / 1048576.0))));
-    series.push(("bytes/key".into(), all(&|m| m.bytes_per_key)));
-    series.push(("peak memory MiB".into(), all(&|m| Some(m.peak_memory as f64 / 1048576.0))));
-    series.push(("wall s".into(), all(&|m| Some(m.wall_secs))));
-    series.retain(|(_, values)| !values.is_empty());
-    series
+    push("write amplification".into(), Lower, m.write_amplification);
+    push("stall s".into(), Lower, Some(m.stall_secs));
+    push("disk MiB".into(), Lower, Some(m.disk_bytes as f64 / MIB_F));
+    push("bytes/key".into(), Lower, m.bytes_per_key);
+    push("peak memory MiB".into(), Lower, Some(m.peak_memory as f64 / MIB_F));
+    push("peak anon MiB".into(), Lower, (m.peak_anon > 0).then(|| m.peak_anon as f64 / MIB_F));
+    push("peak page cache MiB".into(), Neither, (m.peak_anon > 0).then(|| m.peak_page_cache as f64 / MIB_F));
+    push("CPU us/op".into(), Lower, m.cpu_micros_per_op());
+    let switches = m.cpu.voluntary_switches + m.cpu.involuntary_switches;
+    push("context switches".into(), Neither, (switches > 0).then_some(switches as f64));
+    push("CPU steal %".into(), Neither, m.steal_share.map(|s| s * 100.0));
+    push("wall s".into(), Neither, Some(m.wall_secs));
+    out
+}
+
+/// Every metric of a set of runs as a named series, in the order of
+/// [`metrics`]; a metric some runs lack has fewer values.
+pub fn metric_series(runs: &[Measurement]) -> Vec<(String, Vec<f64>)> {
+    let mut series: IndexMap<String, Vec<f64>> = IndexMap::new();
+    for metric in runs.iter().flat_map(metrics) {
+        series.entry(metric.name).or_default().push(metric.value);
+    }
+    series.into_iter().collect()
+}
+
+/// A parameter the engine ran at another value than the one asked, and why.
+/// A value no scale allows (a count out of range) is replaced in the record's
+/// candidate; one the scale forced (a memtable floor) stays as asked there,
+/// since at another budget it may run as asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Adjustment {
+    pub param: String,
+    pub asked: Value,
+    pub ran: Value,
+    pub why: String,
 }
 
 /// An engine's option set in its own absolute terms (RocksDB's option names,
@@ -225,11 +391,20 @@ pub struct TrialRecord {
     /// `defaults` or `#N`, the search trial the candidate came from.
     pub label: String,
     pub is_default: bool,
+    /// The confirmation round a run belongs to (its pair with the defaults).
+    #[serde(default)]
+    pub round: Option<usize>,
     /// The candidate as it ran (a value the engine could not take as asked
     /// shows what it took instead).
     pub candidate: Candidate,
     /// The engine's absolute options as run, at the scaled budget.
     #[serde(alias = "config")]
     pub options: OptionSet,
+    /// Where what ran differs from what was asked.
+    #[serde(default)]
+    pub adjusted: Vec<Adjustment>,
+    /// The (scaled) budget it ran at.
+    #[serde(default)]
+    pub budget: u64,
     pub measurement: Measurement,
 }

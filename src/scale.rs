@@ -32,7 +32,7 @@ impl fmt::Display for Scale {
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("`{0}` is not a scale: give a power-of-two fraction such as 1, 1/2, 1/256, 0.125 or 2^-8")]
+#[error("`{0}` is not a scale: give a power-of-two fraction such as 1, 1/2, 1/256, 0.125 or 2^-8 (for --verify-scale also `off` or a multiple such as 4x)")]
 pub struct ScaleError(String);
 
 impl FromStr for Scale {
@@ -165,6 +165,60 @@ pub fn choose(
     Ok(ScaleChoice { scale, reason })
 }
 
+/// Where a study re-measures its contenders after the verdict: `off`, a
+/// multiple of the study's scale (`4x`), or a scale (`1/32`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerifyAt {
+    Off,
+    Times(u32),
+    At(Scale),
+}
+
+impl FromStr for VerifyAt {
+    type Err = ScaleError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let text = s.trim();
+        if text == "off" {
+            return Ok(VerifyAt::Off);
+        }
+        if let Some(times) = text.strip_suffix('x') {
+            return match times.parse::<u32>() {
+                Ok(k) if k >= 2 && k.is_power_of_two() => Ok(VerifyAt::Times(k)),
+                _ => Err(ScaleError(s.to_string())),
+            };
+        }
+        text.parse().map(VerifyAt::At)
+    }
+}
+
+impl VerifyAt {
+    /// The scale to verify at for a study at `study`, or `None`, with the
+    /// reason either way for the report.
+    pub fn resolve(self, study: Scale, full_budget: u64, memory: u64) -> (Option<Scale>, String) {
+        let larger = match self {
+            VerifyAt::Off => return (None, "off (--verify-scale off)".into()),
+            VerifyAt::Times(k) if k.trailing_zeros() > study.shift => {
+                return (
+                    None,
+                    format!("skipped: the study ran at scale {study}, so there is no scale {k}x larger"),
+                );
+            }
+            VerifyAt::Times(k) => Scale { shift: study.shift - k.trailing_zeros() },
+            VerifyAt::At(scale) => scale,
+        };
+        if larger >= study {
+            return (None, format!("skipped: scale {larger} is not larger than the study's {study}"));
+        }
+        match check(larger, full_budget, memory) {
+            Ok(()) => {
+                (Some(larger), format!("scale {larger} (budget {})", ByteSize(larger.apply(full_budget))))
+            }
+            Err(why) => (None, format!("skipped: {why}")),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,6 +254,20 @@ mod tests {
             Err(FitError::ScaledTooSmall { .. })
         ));
         assert!(check_budget(32 * MIB).is_err() && check_budget(64 * MIB).is_ok());
+    }
+
+    #[test]
+    fn verification_is_at_a_larger_scale_this_machine_can_hold() {
+        assert_eq!("4x".parse(), Ok(VerifyAt::Times(4)));
+        assert_eq!("off".parse(), Ok(VerifyAt::Off));
+        assert_eq!("1/32".parse(), Ok(VerifyAt::At(Scale { shift: 5 })));
+        assert!("3x".parse::<VerifyAt>().is_err());
+        let study = Scale { shift: 7 };
+        assert_eq!(VerifyAt::Times(4).resolve(study, 128 * GIB, 24 * GIB).0, Some(Scale { shift: 5 }));
+        // 128 GiB at 1/2 is more than half of 24 GiB.
+        let (none, why) = VerifyAt::At(Scale { shift: 1 }).resolve(study, 128 * GIB, 24 * GIB);
+        assert!(none.is_none() && why.contains("machine has"), "{why}");
+        assert!(VerifyAt::Times(4).resolve(Scale { shift: 1 }, 128 * GIB, 24 * GIB).0.is_none());
     }
 
     #[test]

@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use kvtune::record::Status;
+use kvtune::engine::{rocksdb::RocksDb, Engine};
+use kvtune::record::{Stage, Status};
 use kvtune::report::Preset;
 use kvtune::study::journal::{self, Entry, Journal};
 
@@ -35,27 +36,37 @@ fn path_arg(p: &Path) -> String {
 fn tune_writes_every_output_and_cleans_up() {
     let dir = scratch();
     let (out, work) = (dir.path().join("out"), dir.path().join("work"));
-    let run = kvtune_with(&small(&[
-        "--trials",
-        "3",
-        "--confirm-top",
-        "1",
-        "--confirm-repeats",
-        "2",
-        "--seed",
-        "7",
-        "--out",
-        &path_arg(&out),
-        "--workdir",
-        &path_arg(&work),
-    ]));
+    // A 256 MiB budget measured at scale 1/4 (64 MiB trials), verified at scale 1.
+    let scaled = ["--budget", "256M", "--dataset", "spork", "--scale", "1/4"];
+    let run = kvtune_with(
+        &[
+            scaled.map(String::from).to_vec(),
+            [
+                "--trials",
+                "3",
+                "--confirm-top",
+                "1",
+                "--confirm-repeats",
+                "2",
+                "--seed",
+                "7",
+                "--out",
+                &path_arg(&out),
+                "--workdir",
+                &path_arg(&work),
+            ]
+            .map(String::from)
+            .to_vec(),
+        ]
+        .concat(),
+    );
     assert!(run.status.success(), "{}", text(&run));
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(stdout.contains("ops/s") && stdout.contains("preset.toml"), "{stdout}");
 
     // preset.toml parses and holds absolute options for the full budget.
     let preset = Preset::load(&out.join("preset.toml")).unwrap();
-    assert_eq!(preset.budget_bytes, 64 << 20);
+    assert_eq!(preset.budget_bytes, 256 << 20);
     assert_eq!(preset.dataset, "spork");
     let measured = preset.measured.as_ref().unwrap();
     assert!(measured.ops_per_sec_median > 0.0);
@@ -64,7 +75,7 @@ fn tune_writes_every_output_and_cleans_up() {
             && measured.ops_per_sec_median <= measured.ops_per_sec_ci95[1]
     );
     let cache = preset.options["block_cache_size"].as_f64().unwrap() as u64;
-    assert!(cache > 0 && cache < 64 << 20, "{cache}");
+    assert!(cache > 0 && cache < 256 << 20, "{cache}");
 
     // The OPTIONS file loads in RocksDB, unknown options not ignored.
     let load_dir = dir.path().join("load");
@@ -86,7 +97,17 @@ fn tune_writes_every_output_and_cleans_up() {
     let records = journal::trials(&entries);
     let trials = records.len();
     let ran = records.iter().filter(|t| t.measurement.ran()).count();
-    assert_eq!(ran, 3 + 2 * 2, "trials run (rejected candidates are recorded too)");
+    assert_eq!(ran, 3 + 2 * 2 + 2, "trials run (rejected candidates are recorded too)");
+    // What the preset exports is what ran: applied at the trial's scale it
+    // gives the very options the recommendation's confirmation runs ran with.
+    let winner = records.iter().find(|t| t.stage == Stage::Confirm && t.label == preset.recommended).unwrap();
+    assert_eq!(winner.budget, 64 << 20);
+    assert_eq!(RocksDb.resolve(&preset.candidate, winner.budget).unwrap().options, winner.options);
+    assert_ne!(preset.options, winner.options, "the full budget's options differ from the scaled run's");
+    // The contenders were re-measured at the larger scale, 256 MiB.
+    let verified: Vec<_> = records.iter().filter(|t| t.stage == Stage::Verify).collect();
+    assert_eq!(verified.len(), 2);
+    assert!(verified.iter().all(|t| t.budget == 256 << 20));
     assert!(matches!(entries.first(), Some(Entry::Started(_))));
     assert!(matches!(entries.last(), Some(Entry::Finished { .. })));
     let mut csv = csv::Reader::from_path(out.join("trials.csv")).unwrap();
@@ -105,7 +126,12 @@ fn tune_writes_every_output_and_cleans_up() {
 
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     let answer = report.find("## Answer").expect("an answer section");
-    assert!(answer < report.find("## Every trial").unwrap());
+    for section in
+        ["## Memory: where the budget went", "## Where the time goes", "## Does it hold at a larger scale?"]
+    {
+        let at = report.find(section).unwrap_or_else(|| panic!("no {section} in {report}"));
+        assert!(answer < at && at < report.find("## Every trial").unwrap());
+    }
 
     // The preset measures again with `bench`, at the scale it records.
     let preset_path = path_arg(&out.join("preset.toml"));
@@ -113,8 +139,8 @@ fn tune_writes_every_output_and_cleans_up() {
     let bench = kvtune_with(&args.map(String::from));
     assert!(bench.status.success(), "{}", text(&bench));
     let json: serde_json::Value = serde_json::from_slice(&bench.stdout).unwrap();
-    assert_eq!(json["scale"], "1");
-    assert_eq!(json["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(json["scale"], "1/4");
+    assert_eq!(json["sides"][0]["runs"].as_array().unwrap().len(), 1);
 
     // Every trial's database is gone.
     let left: Vec<PathBuf> = std::fs::read_dir(&work).unwrap().map(|e| e.unwrap().path()).collect();
@@ -137,7 +163,7 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
     assert!(run.status.success(), "{}", text(&run));
     let entries = Journal::read(&crashed.join("journal.jsonl")).unwrap();
     let trials = journal::trials(&entries);
-    assert_eq!(trials.iter().filter(|t| t.measurement.status != Status::Rejected).count(), 3 + 2 * 2);
+    assert_eq!(trials.iter().filter(|t| t.measurement.status != Status::Rejected).count(), 3 + 2 * 2 + 2);
     assert_eq!(trials.iter().filter(|t| t.number < 4).count(), 4, "the recorded trials are kept");
     // It goes on as the uninterrupted study did: the same candidates, in the same order.
     let original = Journal::read(&finished.join("journal.jsonl")).unwrap();
@@ -193,30 +219,72 @@ fn grid_over_the_badger_thread_space() {
 fn bench_prints_medians_as_json() {
     let dir = scratch();
     let work = path_arg(&dir.path().join("work"));
-    let args = [
-        "bench",
-        "--preset",
-        "defaults",
-        "--dataset",
-        "spork",
-        "--budget",
-        "64M",
-        "--scale",
-        "1",
-        "--repeat",
-        "2",
-        "--json",
-        "--workdir",
-        &work,
-    ];
-    let run = kvtune_with(&args.map(String::from));
+    let run = kvtune_with(
+        &[
+            vec!["bench".to_string(), "--preset".into(), "defaults".into()],
+            small(&["--repeat", "2", "--json", "--workdir", &work]),
+        ]
+        .concat(),
+    );
     assert!(run.status.success(), "{}", text(&run));
     let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
-    assert_eq!(json["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(json["sides"][0]["runs"].as_array().unwrap().len(), 2);
     let metrics = json["metrics"].as_array().unwrap();
-    let ops = metrics.iter().find(|m| m[0] == "ops/s (whole replay)").unwrap();
-    assert!(ops[1]["median"]["point"].as_f64().unwrap() > 0.0);
-    assert!(metrics.iter().any(|m| m[0] == "serve p99 us"));
+    let ops = metrics.iter().find(|m| m["name"] == "ops/s (whole replay)").unwrap();
+    assert!(ops["sides"][0]["median"]["point"].as_f64().unwrap() > 0.0);
+    for name in ["serve p99 us", "index settle s", "CPU us/op", "peak anon MiB"] {
+        assert!(metrics.iter().any(|m| m["name"] == name), "no {name}");
+    }
+}
+
+#[test]
+fn compare_pairs_a_change_with_its_baseline() {
+    let dir = scratch();
+    let work = path_arg(&dir.path().join("work"));
+    let args = [
+        vec![
+            "compare".to_string(),
+            "defaults".into(),
+            "defaults".into(),
+            "--set".into(),
+            "bloom_bits=10".into(),
+        ],
+        small(&["--repeat", "2", "--workdir", &work]),
+    ]
+    .concat();
+    let run = kvtune_with(&[args.clone(), vec!["--json".into()]].concat());
+    assert!(run.status.success(), "{}", text(&run));
+    let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let labels: Vec<&str> =
+        json["sides"].as_array().unwrap().iter().map(|s| s["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["defaults", "defaults+bloom_bits=10"]);
+    let ops =
+        json["metrics"].as_array().unwrap().iter().find(|m| m["name"] == "ops/s (whole replay)").unwrap();
+    assert_eq!(ops["vs_first"][1]["n"], 2, "{ops}");
+    // The table a person reads, as Markdown.
+    let run = kvtune_with(&[args, vec!["--markdown".into()]].concat());
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(stdout.contains("| defaults+bloom_bits=10 vs defaults |"), "{stdout}");
+    fails_with(
+        &[
+            "compare",
+            "defaults",
+            "defaults",
+            "--set",
+            "bloom_bitz=3",
+            "--budget",
+            "64M",
+            "--dataset",
+            "spork",
+            "--scale",
+            "1",
+        ],
+        &["bloom_bitz", "known are"],
+    );
+    fails_with(
+        &["compare", "defaults", "defaults", "--set", "bloom_bits", "--budget", "64M"],
+        &["NAME=VALUE"],
+    );
 }
 
 /// Runs kvtune expecting it to fail with every one of `expected` in its output.

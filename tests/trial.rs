@@ -97,6 +97,9 @@ fn a_fitting_trial_reports_peak_memory_from_the_cgroup() {
     assert_eq!(m.status, Status::Ok, "{m:?}");
     assert!(m.memory_source.contains("cgroup"), "{}", m.memory_source);
     assert!(m.peak_memory > 0 && m.peak_memory <= BUDGET, "peak {} over the cap {BUDGET}", m.peak_memory);
+    // The process's own memory and the page cache, apart, each under the cap.
+    assert!(m.peak_anon > 0 && m.peak_anon < BUDGET, "anon {}", m.peak_anon);
+    assert!(m.peak_page_cache > 0 && m.peak_page_cache <= BUDGET, "page cache {}", m.peak_page_cache);
     assert!(m.write_amplification.unwrap() > 0.0);
     assert_eq!(m.phases.len(), 3);
     assert!(m.phases.iter().all(|p| p.ops > 0 && p.ops_per_sec > 0.0));
@@ -112,5 +115,36 @@ fn a_trial_past_its_prune_limit_is_pruned_and_cleaned_up() {
     let m = runner(dir.path()).run(&spec(Candidate::new(), spork()), "slow", limit).unwrap();
     assert_eq!(m.status, Status::Pruned, "{m:?}");
     assert!(m.wall_secs < 5.0, "{m:?}");
+    assert_no_leftovers(dir.path());
+}
+
+#[test]
+fn compaction_left_behind_is_waited_for_and_billed_to_its_phase() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Compaction deferred until 16 files sit in L0: the bootstrap ends with
+    // compaction pending.
+    let candidate: Candidate =
+        [("level0_file_num_compaction_trigger".to_string(), Value::Int(16))].into_iter().collect();
+    let m = runner(dir.path()).run(&spec(candidate, spork()), "settle", None).unwrap();
+    assert_eq!(m.status, Status::Ok, "{m:?}");
+    let bootstrap = &m.phases[0];
+    assert!(bootstrap.settle_secs > 0.0, "{bootstrap:?}");
+    // A phase's rate is its operations over its whole time, settling included.
+    let rate = bootstrap.ops as f64 / (bootstrap.engine_secs + bootstrap.settle_secs);
+    assert!((bootstrap.ops_per_sec - rate).abs() < 1e-6 * rate, "{bootstrap:?}");
+    // Sizes and memory are read after settling, per phase and at the end.
+    assert!(m.phases.iter().all(|p| p.disk_bytes > 0 && p.memory.memtables > 0), "{:?}", m.phases);
+    assert!(m.disk_bytes > 0 && m.bytes_per_key.unwrap() > 0.0);
+    // Where the time went: the bootstrap is put batches, the serve phase reads.
+    assert_eq!(bootstrap.calls[0].kind, "put batch");
+    let serve: Vec<&str> = m.phases[2].calls.iter().map(|c| c.kind.as_str()).collect();
+    assert!(
+        serve.contains(&"reverse seek") && serve.contains(&"scan") && serve.contains(&"get"),
+        "{serve:?}"
+    );
+    let shares: f64 = m.phases[2].calls.iter().map(|c| c.share_of_time).sum();
+    assert!(shares > 0.9 && shares <= 1.0 + 1e-9, "{shares}");
+    // The CPU the trial's threads used, from wait4.
+    assert!(m.cpu.user_secs > 0.0 && m.cpu_micros_per_op().unwrap() > 0.0, "{:?}", m.cpu);
     assert_no_leftovers(dir.path());
 }

@@ -2,6 +2,7 @@
 //! (the trial runner, the scale) is here.
 
 mod bench;
+mod compare;
 mod tune;
 mod worker;
 
@@ -11,6 +12,7 @@ use std::time::Duration;
 use anyhow::bail;
 
 pub use bench::bench;
+pub use compare::compare;
 pub use tune::tune;
 pub use worker::worker;
 

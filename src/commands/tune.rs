@@ -39,6 +39,8 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
             choice.reason
         );
     }
+    let (verify_scale, verify_note) =
+        args.verify_scale.resolve(choice.scale, full_budget, crate::budget::machine_memory());
     let header = StudyHeader {
         kvtune_version: env!("CARGO_PKG_VERSION").into(),
         engine: engine.name().into(),
@@ -52,6 +54,8 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
         trials: args.trials,
         confirm_top: args.confirm_top,
         confirm_repeats: args.confirm_repeats,
+        verify_scale,
+        verify_note,
         seed: args.common.seed,
     };
     run_study(header, None, space, out_dir, engine, runner, args.common.json)
@@ -69,11 +73,11 @@ fn check_study_size(args: &TuneArgs) -> anyhow::Result<()> {
         bail!("--trials 0: give at least 1 (the first trial is the engine's defaults)");
     }
     if args.confirm_repeats == 0 {
-        bail!("--confirm-repeats 0: give at least 1 (4 or more for a p value below 0.05 to be possible)");
+        bail!("--confirm-repeats 0: give at least 1 (3 or more for the paired test to resolve anything)");
     }
-    if args.confirm_repeats < 4 && !args.common.json {
+    if args.confirm_repeats < 3 && !args.common.json {
         eprintln!(
-            "warning: with --confirm-repeats {} the Mann-Whitney test cannot reach p < 0.05, so no candidate can be shown to beat the defaults; use 4 or more",
+            "warning: with --confirm-repeats {} the paired test has almost no power, so no candidate is likely to be shown to beat the defaults; use 3 or more",
             args.confirm_repeats
         );
     }
@@ -114,9 +118,11 @@ fn run_study(
 ) -> anyhow::Result<()> {
     if !json {
         eprintln!(
-            "kvtune: {} search trials + {} confirmation runs; results in {}",
+            "kvtune: {} search trials + {} confirmation runs + {} at a larger scale ({}); results in {}",
             header.trials,
             (header.confirm_top + 1) * header.confirm_repeats,
+            if header.verify_scale.is_some() { header.confirm_top + 1 } else { 0 },
+            header.verify_note,
             out_dir.display()
         );
     }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::budget::MemoryModel;
 use crate::dataset::ops::Batch;
-use crate::record::{EngineMetrics, OptionSet};
+use crate::record::{Adjustment, EngineMemory, EngineMetrics, OptionSet};
 use crate::space::{Candidate, Domain, Space, Value};
 
 /// The operations the replay driver issues.
@@ -25,8 +25,30 @@ pub trait KvStore {
     fn scan(&mut self, prefix: &[u8], limit: usize) -> anyhow::Result<Read>;
     /// Persists what is still in memory, so the size on disk is the data's.
     fn flush(&mut self) -> anyhow::Result<()>;
+    /// Returns once no flush or compaction is running or pending.
+    fn settle(&mut self) -> anyhow::Result<()>;
     /// Counters the engine keeps about itself since it was opened.
     fn metrics(&self) -> EngineMetrics;
+    /// The engine's own memory now, by part.
+    fn memory(&self) -> EngineMemory;
+    /// Bytes the database takes on disk now.
+    fn disk_bytes(&self) -> u64;
+}
+
+/// Bytes of all files below `dir`.
+pub fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => dir_size(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
 }
 
 /// What a read found: entries and their value bytes.
@@ -36,11 +58,12 @@ pub struct Read {
     pub bytes: u64,
 }
 
-/// A parameter a search space may name, with a line of help.
+/// A parameter a search space may name: a line of help and its scaling rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParamDoc {
     pub name: &'static str,
     pub help: &'static str,
+    pub scaling: Scaling,
 }
 
 /// What a candidate runs as at one budget.
@@ -55,6 +78,34 @@ pub struct Resolved {
     pub shown: Vec<(String, String)>,
     /// What the option set holds in memory.
     pub memory: MemoryModel,
+    /// Where what runs differs from what was asked, and why.
+    pub adjusted: Vec<Adjustment>,
+}
+
+/// How a parameter's value carries over from one budget to another: the one
+/// rule by which a scaled trial runs it and a preset exports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scaling {
+    /// A share of the budget: the same share at every scale.
+    Budget,
+    /// A share of the budget, but never below a floor in bytes that does
+    /// not shrink with the budget (per-flush costs do not scale).
+    BudgetWithFloor,
+    /// A multiple of the memtable size: it follows the memtable.
+    Memtable,
+    /// The same value at every scale (block size, bits per key, counts).
+    Fixed,
+}
+
+impl Scaling {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Scaling::Budget => "share of the budget",
+            Scaling::BudgetWithFloor => "share of the budget, with a floor",
+            Scaling::Memtable => "multiple of the memtable",
+            Scaling::Fixed => "same at every scale",
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -1,5 +1,6 @@
-//! The replay driver: feeds a workload's phases to a store and measures only
-//! the engine's calls, so generating operations is never billed to the engine.
+//! The replay driver: feeds a workload's phases to a store and measures the
+//! engine's calls, then waits for the background work a phase leaves behind
+//! and bills it to the phase. Generating operations is never billed.
 
 use std::time::Instant;
 
@@ -8,7 +9,61 @@ use hdrhistogram::Histogram;
 use crate::dataset::ops::{Batch, OpKind};
 use crate::dataset::Phase;
 use crate::engine::{KvStore, Read};
-use crate::record::{Latency, PhaseResult};
+use crate::record::{CallStats, Latency, PhaseResult};
+
+/// The kinds of engine call the driver makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Call {
+    PutBatch,
+    DeleteBatch,
+    WriteBatch,
+    Get,
+    ReverseSeek,
+    Scan,
+}
+
+const CALLS: [Call; 6] =
+    [Call::PutBatch, Call::DeleteBatch, Call::WriteBatch, Call::Get, Call::ReverseSeek, Call::Scan];
+
+impl Call {
+    fn name(self) -> &'static str {
+        match self {
+            Call::PutBatch => "put batch",
+            Call::DeleteBatch => "delete batch",
+            Call::WriteBatch => "write batch",
+            Call::Get => "get",
+            Call::ReverseSeek => "reverse seek",
+            Call::Scan => "scan",
+        }
+    }
+
+    /// The write call a batch makes, by what it holds.
+    fn of_writes(batch: &Batch) -> Call {
+        let mut writes = batch.ops.iter().filter(|op| op.kind.is_write());
+        match (writes.clone().all(|op| op.kind == OpKind::Put), writes.all(|op| op.kind == OpKind::Delete)) {
+            (true, _) => Call::PutBatch,
+            (_, true) => Call::DeleteBatch,
+            _ => Call::WriteBatch,
+        }
+    }
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 600_000_000_000, 3).expect("valid bounds")
+}
+
+fn latency(h: &Histogram<u64>) -> Latency {
+    let q = |p: f64| h.value_at_quantile(p) as f64 / 1e3;
+    Latency { p50_us: q(0.5), p95_us: q(0.95), p99_us: q(0.99), p999_us: q(0.999) }
+}
+
+/// Time and latency of one kind of call.
+struct CallTally {
+    calls: u64,
+    ops: u64,
+    nanos: u64,
+    latency: Histogram<u64>,
+}
 
 /// Counts for the part of a phase being measured.
 struct Tally {
@@ -20,6 +75,7 @@ struct Tally {
     reads: u64,
     reads_found: u64,
     latency: Histogram<u64>,
+    by_call: Vec<CallTally>,
 }
 
 impl Tally {
@@ -32,13 +88,22 @@ impl Tally {
             read_bytes: 0,
             reads: 0,
             reads_found: 0,
-            latency: Histogram::new_with_bounds(1, 600_000_000_000, 3).expect("valid bounds"),
+            latency: histogram(),
+            by_call: CALLS
+                .iter()
+                .map(|_| CallTally { calls: 0, ops: 0, nanos: 0, latency: histogram() })
+                .collect(),
         }
     }
 
-    fn record_call(&mut self, nanos: u64) {
+    fn record_call(&mut self, call: Call, ops: u64, nanos: u64) {
         self.nanos += nanos;
         self.latency.saturating_record(nanos.max(1));
+        let tally = &mut self.by_call[call as usize];
+        tally.calls += 1;
+        tally.ops += ops;
+        tally.nanos += nanos;
+        tally.latency.saturating_record(nanos.max(1));
     }
 
     fn record_read(&mut self, read: Read) {
@@ -47,26 +112,47 @@ impl Tally {
         self.read_bytes += read.bytes;
     }
 
-    fn result(&self, name: &str) -> PhaseResult {
-        let secs = self.nanos as f64 / 1e9;
+    /// The phase's result, its time being the calls' plus `settle_secs`.
+    fn result(&self, name: &str, settle_secs: f64) -> PhaseResult {
+        let engine_secs = self.nanos as f64 / 1e9;
+        let secs = engine_secs + settle_secs;
         let per_sec = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
-        let q = |p: f64| self.latency.value_at_quantile(p) as f64 / 1e3;
+        let mut calls: Vec<CallStats> = CALLS
+            .iter()
+            .zip(&self.by_call)
+            .filter(|(_, t)| t.calls > 0)
+            .map(|(call, t)| CallStats {
+                kind: call.name().to_string(),
+                calls: t.calls,
+                ops: t.ops,
+                secs: t.nanos as f64 / 1e9,
+                share_of_time: if secs > 0.0 { t.nanos as f64 / 1e9 / secs } else { 0.0 },
+                latency: latency(&t.latency),
+            })
+            .collect();
+        calls.sort_by(|a, b| b.secs.total_cmp(&a.secs));
         PhaseResult {
             name: name.to_string(),
             ops: self.ops,
-            engine_secs: secs,
+            engine_secs,
+            settle_secs,
             ops_per_sec: per_sec(self.ops as f64),
             mb_per_sec: per_sec((self.write_bytes + self.read_bytes) as f64 / 1e6),
             write_bytes: self.write_bytes,
             read_bytes: self.read_bytes,
             all_write_bytes: self.all_write_bytes,
             read_hit_rate: (self.reads > 0).then(|| self.reads_found as f64 / self.reads as f64),
-            latency: Latency { p50_us: q(0.5), p95_us: q(0.95), p99_us: q(0.99), p999_us: q(0.999) },
+            latency: latency(&self.latency),
+            calls,
+            ..PhaseResult::default()
         }
     }
 }
 
-/// Runs one phase to its end.
+/// Runs one phase to its end, then waits until the engine has settled (no
+/// flush or compaction running or pending) and bills that wait to the phase:
+/// a candidate cannot look fast by leaving compaction debt behind. The
+/// engine's memory and the size on disk are read after settling.
 pub fn run_phase(store: &mut dyn KvStore, phase: &mut Phase) -> anyhow::Result<PhaseResult> {
     let mut tally = Tally::new();
     let mut batch = Batch::default();
@@ -82,7 +168,12 @@ pub fn run_phase(store: &mut dyn KvStore, phase: &mut Phase) -> anyhow::Result<P
         apply(store, &batch, phase.source.corpus(), counted.then_some(&mut tally))?;
         applied += batch.ops.len() as u64;
     }
-    Ok(tally.result(phase.name))
+    let started = Instant::now();
+    store.settle()?;
+    let mut result = tally.result(phase.name, started.elapsed().as_secs_f64());
+    result.memory = store.memory();
+    result.disk_bytes = store.disk_bytes();
+    Ok(result)
 }
 
 /// Applies a batch: its writes as one atomic engine write, its reads one by one.
@@ -92,26 +183,27 @@ fn apply(
     corpus: &[u8],
     mut tally: Option<&mut Tally>,
 ) -> anyhow::Result<()> {
-    if batch.ops.iter().any(|op| op.kind.is_write()) {
+    let writes = batch.ops.iter().filter(|op| op.kind.is_write()).count() as u64;
+    if writes > 0 {
         let start = Instant::now();
         store.write(batch, corpus)?;
         let nanos = start.elapsed().as_nanos() as u64;
         if let Some(t) = tally.as_deref_mut() {
-            t.record_call(nanos);
+            t.record_call(Call::of_writes(batch), writes, nanos);
         }
     }
     for op in batch.ops.iter().filter(|op| !op.kind.is_write()) {
         let key = batch.key(op);
         let start = Instant::now();
-        let read = match op.kind {
-            OpKind::Get => store.get(key)?,
-            OpKind::SeekForPrev => store.seek_for_prev(key, op.arg as usize)?,
-            OpKind::Scan => store.scan(key, op.arg as usize)?,
+        let (call, read) = match op.kind {
+            OpKind::Get => (Call::Get, store.get(key)?),
+            OpKind::SeekForPrev => (Call::ReverseSeek, store.seek_for_prev(key, op.arg as usize)?),
+            OpKind::Scan => (Call::Scan, store.scan(key, op.arg as usize)?),
             OpKind::Put | OpKind::Delete => unreachable!("writes are applied above"),
         };
         let nanos = start.elapsed().as_nanos() as u64;
         if let Some(t) = tally.as_deref_mut() {
-            t.record_call(nanos);
+            t.record_call(call, 1, nanos);
             t.record_read(read);
         }
     }

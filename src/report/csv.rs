@@ -21,10 +21,18 @@ pub fn trials_csv(space: &Space, phases: &[&str], trials: &[TrialRecord]) -> any
         "number",
         "stage",
         "label",
+        "round",
+        "budget_bytes",
         "status",
         "reason",
         "ops_per_sec",
         "wall_secs",
+        "settle_secs",
+        "cpu_us_per_op",
+        "cpu_user_secs",
+        "cpu_system_secs",
+        "context_switches",
+        "cpu_steal_share",
         "user_bytes_written",
         "write_amplification",
         "stall_secs",
@@ -32,6 +40,8 @@ pub fn trials_csv(space: &Space, phases: &[&str], trials: &[TrialRecord]) -> any
         "bytes_per_key",
         "peak_memory_bytes",
         "peak_rss_bytes",
+        "peak_anon_bytes",
+        "peak_page_cache_bytes",
         "memory_source",
         "block_cache_hit_rate",
         "bloom_usefulness",
@@ -40,11 +50,21 @@ pub fn trials_csv(space: &Space, phases: &[&str], trials: &[TrialRecord]) -> any
     .map(|s| s.to_string())
     .collect();
     for phase in phases {
-        for metric in ["ops_per_sec", "mb_per_sec", "p50_us", "p95_us", "p99_us", "p999_us"] {
+        for metric in [
+            "ops_per_sec",
+            "mb_per_sec",
+            "settle_secs",
+            "p50_us",
+            "p95_us",
+            "p99_us",
+            "p999_us",
+            "disk_bytes",
+        ] {
             header.push(format!("{phase}_{metric}"));
         }
     }
     header.extend(params.iter().cloned());
+    header.push("adjusted".into());
     header.extend(option_names.iter().map(|f| format!("rocksdb.{f}")));
 
     let mut out = csv::Writer::from_writer(Vec::new());
@@ -55,10 +75,18 @@ pub fn trials_csv(space: &Space, phases: &[&str], trials: &[TrialRecord]) -> any
             t.number.to_string(),
             t.stage.to_string(),
             t.label.clone(),
+            t.round.map(|r| r.to_string()).unwrap_or_default(),
+            t.budget.to_string(),
             m.status.to_string(),
             m.reason.clone().unwrap_or_default(),
             format!("{:.1}", m.ops_per_sec),
             format!("{:.2}", m.wall_secs),
+            format!("{:.3}", m.settle_secs()),
+            opt(m.cpu_micros_per_op()),
+            format!("{:.3}", m.cpu.user_secs),
+            format!("{:.3}", m.cpu.system_secs),
+            (m.cpu.voluntary_switches + m.cpu.involuntary_switches).to_string(),
+            opt(m.steal_share),
             m.user_bytes_written.to_string(),
             opt(m.write_amplification),
             format!("{:.3}", m.stall_secs),
@@ -66,6 +94,8 @@ pub fn trials_csv(space: &Space, phases: &[&str], trials: &[TrialRecord]) -> any
             opt(m.bytes_per_key),
             m.peak_memory.to_string(),
             m.peak_rss.to_string(),
+            m.peak_anon.to_string(),
+            m.peak_page_cache.to_string(),
             m.memory_source.clone(),
             opt(m.engine.block_cache_hit_rate()),
             opt(m.engine.bloom_usefulness()),
@@ -75,15 +105,20 @@ pub fn trials_csv(space: &Space, phases: &[&str], trials: &[TrialRecord]) -> any
                 Some(p) => row.extend([
                     format!("{:.1}", p.ops_per_sec),
                     format!("{:.3}", p.mb_per_sec),
+                    format!("{:.3}", p.settle_secs),
                     format!("{:.1}", p.latency.p50_us),
                     format!("{:.1}", p.latency.p95_us),
                     format!("{:.1}", p.latency.p99_us),
                     format!("{:.1}", p.latency.p999_us),
+                    p.disk_bytes.to_string(),
                 ]),
-                None => row.extend(std::iter::repeat_n(String::new(), 6)),
+                None => row.extend(std::iter::repeat_n(String::new(), 8)),
             }
         }
         row.extend(params.iter().map(|p| t.candidate.get(p).map(|v| v.to_string()).unwrap_or_default()));
+        let adjusted: Vec<String> =
+            t.adjusted.iter().map(|a| format!("{}: {} ran as {}", a.param, a.asked, a.ran)).collect();
+        row.push(adjusted.join("; "));
         row.extend(option_names.iter().map(|f| t.options.get(f).map(|v| v.to_string()).unwrap_or_default()));
         out.write_record(&row)?;
     }

@@ -1,12 +1,14 @@
-//! `report.md`: the answer first (what to use, how much faster, how sure),
-//! then how it was measured, the confirmation runs and every trial.
+//! `report.md`: the answer first (what to use, how much faster, how sure,
+//! what the rounds could resolve), then the evidence: where the memory and
+//! the time went, whether the result holds at a larger scale, how it was
+//! measured, the confirmation runs and every trial.
 
 use std::fmt::Write;
 
-use super::text::{headline, ops, pct};
+use super::text::{headline, ops, pct, resolution};
 use crate::budget::ByteSize;
-use crate::outcome::{StudyHeader, StudyOutcome, Verdict};
-use crate::record::Stage;
+use crate::outcome::{StudyOutcome, Transfer, Verdict};
+use crate::record::{Measurement, Stage, TrialRecord};
 
 pub fn report(outcome: &StudyOutcome) -> String {
     let header = &outcome.header;
@@ -23,7 +25,15 @@ pub fn report(outcome: &StudyOutcome) -> String {
             "**No trial succeeded, so there is no recommendation.** See the trials below for the errors.\n\n",
         ),
     }
-    method(&mut md, header, outcome);
+    if let Some(v) = &outcome.verdict {
+        let shown = shown_runs(outcome, v);
+        memory(&mut md, outcome, &shown);
+        time(&mut md, &shown);
+    }
+    if let Some(t) = &outcome.transfer {
+        transfer(&mut md, t);
+    }
+    method(&mut md, outcome);
     if let Some(v) = &outcome.verdict {
         confirmation(&mut md, v);
     }
@@ -31,34 +41,62 @@ pub fn report(outcome: &StudyOutcome) -> String {
     md
 }
 
+/// The representative runs of the recommendation and of the defaults.
+fn shown_runs<'a>(outcome: &'a StudyOutcome, v: &Verdict) -> Vec<&'a TrialRecord> {
+    let mut labels = vec![v.recommended().label.as_str()];
+    if let Some(d) = v.defaults().filter(|d| d.label != v.recommended().label) {
+        labels.push(d.label.as_str());
+    }
+    labels.into_iter().filter_map(|l| outcome.representative(l)).collect()
+}
+
 fn answer(md: &mut String, outcome: &StudyOutcome, v: &Verdict) {
     let header = &outcome.header;
     let best = v.recommended();
     md.push_str("## Answer\n\n");
+    if let Some(resolution) = resolution(v) {
+        let _ = writeln!(md, "{resolution}\n");
+    }
     let _ = writeln!(md, "**{}**\n", headline(v));
-    if let Some(close) = v.contenders.iter().find(|c| !c.is_default && !v.beats_defaults) {
-        if let (Some(change), Some(p)) = (close.change, close.p_value) {
+    if !v.beats_defaults {
+        if let Some(close) = v.contenders.iter().find(|c| !c.is_default && c.paired.is_some()) {
+            let paired = close.paired.expect("filtered");
             let _ = writeln!(
                 md,
-                "The best other candidate, {}, measured {} (95% CI {} to {}, p = {:.3}).\n",
+                "The best other candidate, {}, measured {} against the defaults beside it (95% CI {} to {}, Holm-corrected p = {:.3}).\n",
                 close.label,
-                pct(change.point),
-                pct(change.low),
-                pct(change.high),
-                p
+                pct(paired.change.point),
+                pct(paired.change.low),
+                pct(paired.change.high),
+                close.p_adjusted.unwrap_or(1.0)
             );
         }
     }
+    for c in v.contenders.iter().filter(|c| c.disqualified.is_some()) {
+        let _ =
+            writeln!(md, "{} cannot be recommended: {}.\n", c.label, c.disqualified.as_deref().unwrap_or(""));
+    }
     let _ = writeln!(
         md,
-        "Measured at scale {} (budget {}); peak memory {} of the scaled budget {}. Options below are for the full budget of {}: \
-         `preset.toml` and the `OPTIONS` file beside this report hold them.\n",
+        "Measured at scale {} (budget {}); peak memory {} of the scaled budget. Options below are for the full budget of {}, \
+         by each option's scaling rule: `preset.toml` and the `OPTIONS` file beside this report hold them.\n",
         header.scale,
         ByteSize(header.scaled_budget()),
         ByteSize(best.peak_memory),
-        ByteSize(header.scaled_budget()),
         ByteSize(header.full_budget)
     );
+    if let Some(run) = outcome.representative(&best.label) {
+        for a in &run.adjusted {
+            let _ = writeln!(
+                md,
+                "- At the study's scale `{}` = {} ran as {}: {}.",
+                a.param, a.asked, a.ran, a.why
+            );
+        }
+        if !run.adjusted.is_empty() {
+            md.push('\n');
+        }
+    }
     if !outcome.option_rows.is_empty() {
         let _ = writeln!(md, "| {} option | recommended | defaults (fitted) |\n|---|---|---|", header.engine);
         for row in &outcome.option_rows {
@@ -69,7 +107,133 @@ fn answer(md: &mut String, outcome: &StudyOutcome, v: &Verdict) {
     }
 }
 
-fn method(md: &mut String, header: &StudyHeader, outcome: &StudyOutcome) {
+fn mib(bytes: u64) -> String {
+    ByteSize(bytes).to_string()
+}
+
+fn share(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        return String::new();
+    }
+    format!("{:.0}%", part as f64 * 100.0 / whole as f64)
+}
+
+/// The budget split of each shown run: the engine's own parts, the rest of
+/// the process, and the page cache.
+fn memory(md: &mut String, outcome: &StudyOutcome, runs: &[&TrialRecord]) {
+    let budget = outcome.header.scaled_budget();
+    if runs.is_empty() || runs.iter().all(|r| r.measurement.peak_anon == 0) {
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "## Memory: where the budget went\n\nOf the scaled budget of {} (the engine's parts at the end of each phase, largest; the process's \
+         anonymous memory and the page cache charged to it sampled every 100 ms, peaks):\n",
+        ByteSize(budget)
+    );
+    md.push_str("| part |");
+    for r in runs {
+        let _ = write!(md, " {} | share |", r.label);
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---|---|".repeat(runs.len()));
+    md.push('\n');
+    type Part = (&'static str, fn(&Measurement) -> u64);
+    let parts: [Part; 7] = [
+        ("block cache", |m| m.engine_memory().block_cache),
+        ("memtables", |m| m.engine_memory().memtables),
+        ("index and filters outside the cache", |m| m.engine_memory().table_readers),
+        ("the rest of the process", |m| m.peak_anon.saturating_sub(m.engine_memory().total())),
+        ("**engine process (anonymous memory)**", |m| m.peak_anon),
+        ("page cache", |m| m.peak_page_cache),
+        ("**cgroup peak (all charged)**", |m| m.peak_memory),
+    ];
+    for (name, read) in parts {
+        let _ = write!(md, "| {name} |");
+        for r in runs {
+            let bytes = read(&r.measurement);
+            let _ = write!(md, " {} | {} |", mib(bytes), share(bytes, budget));
+        }
+        md.push('\n');
+    }
+    md.push_str(
+        "\n\"Budget used\" is the engine process's own memory over the budget; the page cache fills what is left and \
+         the kernel takes it back under pressure, so a cgroup peak at the budget is the cache doing its job.\n\n",
+    );
+}
+
+/// Per phase and kind of call: count, share of the phase's time, latency.
+fn time(md: &mut String, runs: &[&TrialRecord]) {
+    if runs.is_empty() {
+        return;
+    }
+    md.push_str("## Where the time goes\n\n");
+    for r in runs {
+        let _ = writeln!(
+            md,
+            "{} (its median confirmation run):\n\n| phase | call | calls | ops | seconds | share of phase | p50 us | p99 us |\n|---|---|---|---|---|---|---|---|",
+            r.label
+        );
+        for p in &r.measurement.phases {
+            for c in &p.calls {
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {:.2} | {:.0}% | {:.1} | {:.1} |",
+                    p.name,
+                    c.kind,
+                    c.calls,
+                    c.ops,
+                    c.secs,
+                    c.share_of_time * 100.0,
+                    c.latency.p50_us,
+                    c.latency.p99_us
+                );
+            }
+            let settle = if p.secs() > 0.0 { p.settle_secs / p.secs() } else { 0.0 };
+            let _ = writeln!(
+                md,
+                "| {} | settling (background work left behind) | | | {:.2} | {:.0}% | | |",
+                p.name,
+                p.settle_secs,
+                settle * 100.0
+            );
+        }
+        md.push('\n');
+    }
+}
+
+fn transfer(md: &mut String, t: &Transfer) {
+    let _ = writeln!(
+        md,
+        "## Does it hold at a larger scale?\n\nThe confirmed candidates and the defaults, once each at scale {}:\n\n\
+         | candidate | ops/s at the study's scale | vs defaults | ops/s at scale {} | vs defaults |\n|---|---|---|---|---|",
+        t.scale, t.scale
+    );
+    let ratio = |r: Option<f64>| r.map(|r| pct(r - 1.0)).unwrap_or_default();
+    for row in &t.rows {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} |",
+            row.label,
+            ops(row.at_study_scale),
+            ratio(row.ratio_at_study_scale),
+            row.at_larger_scale.map(ops).unwrap_or_else(|| "failed".into()),
+            ratio(row.ratio_at_larger_scale)
+        );
+    }
+    let spearman = t.spearman.map_or("not enough runs".into(), |r| format!("{r:.2}"));
+    let still = match t.winner_still_wins {
+        Some(true) => "the recommendation is still faster than the defaults there",
+        Some(false) => {
+            "**the recommendation is not faster than the defaults there**: treat the gain with care"
+        }
+        None => "no candidate was recommended over the defaults",
+    };
+    let _ = writeln!(md, "\nRank agreement (Spearman) {spearman}; {still}. One run a side at the larger scale: a check, not a verdict.\n");
+}
+
+fn method(md: &mut String, outcome: &StudyOutcome) {
+    let header = &outcome.header;
     let search = outcome.trials.iter().filter(|t| t.stage == Stage::Search).count();
     let memory_source = outcome
         .trials
@@ -82,10 +246,13 @@ fn method(md: &mut String, header: &StudyHeader, outcome: &StudyOutcome) {
         "## How it was measured\n\n\
          - Workload: `{}` ({}), seed {}.\n\
          - Scale {}: budget {} and the dataset shrunk alike. {}\n\
-         - Search: {} over `{}`, {} trials (the first is RocksDB's defaults fitted to the budget).\n\
-         - Confirmation: the best {} candidates and the defaults re-run {} times each, interleaved; the recommendation is the best median, \
-         if it beats the defaults with Mann-Whitney p < 0.05.\n\
-         - Throughput is operations over the seconds spent inside RocksDB calls, warm-up excluded; generating operations is not counted.\n\
+         - Search: {} over `{}`, {} trials (the first is the defaults fitted to the budget).\n\
+         - Confirmation: the best {} candidates and the defaults in {} rounds, each round in a random order; each candidate is compared \
+         with the defaults of its own round (a paired t-test on the log ratios, Holm-corrected across candidates). A candidate with a \
+         failed run cannot be recommended.\n\
+         - Larger scale: {}.\n\
+         - Throughput is a phase's operations over its whole time: the time inside engine calls plus the time the engine then took to \
+         finish the flushes and compactions the phase left behind (warm-up excluded; generating operations is never counted).\n\
          - Memory: each trial ran in its own process under a memory cap of the scaled budget; peak memory from {}.\n",
         header.dataset.name,
         header.dataset.description,
@@ -98,29 +265,36 @@ fn method(md: &mut String, header: &StudyHeader, outcome: &StudyOutcome) {
         search,
         header.confirm_top,
         header.confirm_repeats,
+        if header.verify_note.is_empty() { "off" } else { &header.verify_note },
         memory_source
     );
 }
 
 fn confirmation(md: &mut String, v: &Verdict) {
-    md.push_str("## Confirmation runs\n\n| candidate | ops/s median | 95% CI | ± | runs | vs defaults | 95% CI | p | peak memory | disk |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    md.push_str(
+        "## Confirmation runs\n\n| candidate | ops/s median | 95% CI | ± | runs | vs defaults (paired) | 95% CI | p (Holm) | note | peak memory | disk |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
     for c in &v.contenders {
         let s = &c.summary;
-        let (change, ci, p) = match (c.change, c.p_value) {
-            (Some(ch), Some(p)) => {
-                (pct(ch.point), format!("{} to {}", pct(ch.low), pct(ch.high)), format!("{p:.3}"))
-            }
+        let (change, ci, p) = match (c.paired, c.p_adjusted) {
+            (Some(x), Some(p)) => (
+                pct(x.change.point),
+                format!("{} to {}", pct(x.change.low), pct(x.change.high)),
+                format!("{p:.3}"),
+            ),
             _ => ("~".into(), String::new(), String::new()),
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {} to {} | ±{:.0}% | {} | {change} | {ci} | {p} | {} | {} |",
+            "| {} | {} | {} to {} | ±{:.0}% | {} | {change} | {ci} | {p} | {} | {} | {} |",
             c.label,
             ops(s.median.point),
             ops(s.median.low),
             ops(s.median.high),
             s.spread * 100.0,
             s.n,
+            c.disqualified.as_deref().unwrap_or("").replace('|', "/"),
             ByteSize(c.peak_memory),
             ByteSize(c.disk_bytes)
         );
@@ -135,8 +309,10 @@ fn trials(md: &mut String, outcome: &StudyOutcome) {
     for p in phases {
         let _ = write!(md, " {p} ops/s |");
     }
-    md.push_str(" write amp | disk | bytes/key | peak memory | wall s | parameters |\n|---");
-    md.push_str(&"|---".repeat(phases.len() + 10));
+    md.push_str(
+        " settle s | write amp | disk | bytes/key | peak memory | CPU us/op | wall s | parameters |\n|---",
+    );
+    md.push_str(&"|---".repeat(phases.len() + 12));
     md.push_str("|\n");
     for t in &outcome.trials {
         let m = &t.measurement;
@@ -147,25 +323,27 @@ fn trials(md: &mut String, outcome: &StudyOutcome) {
                 m.phases.iter().find(|r| r.name == *p).map(|r| ops(r.ops_per_sec)).unwrap_or_default();
             let _ = write!(md, " {value} |");
         }
-        let changed: Vec<String> = t
+        let mut notes: Vec<String> = t
             .candidate
             .iter()
             .filter(|(k, v)| defaults.get(*k) != Some(v))
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
-        let note = match &m.reason {
-            Some(r) => format!("{} ({r})", changed.join(", ")),
-            None => changed.join(", "),
-        };
+        notes.extend(t.adjusted.iter().map(|a| format!("{} ran as {}", a.param, a.ran)));
+        if let Some(r) = &m.reason {
+            notes.push(format!("({r})"));
+        }
         let _ = writeln!(
             md,
-            " {} | {} | {} | {} | {:.1} | {} |",
+            " {} | {} | {} | {} | {} | {} | {:.1} | {} |",
+            if m.ok() { format!("{:.2}", m.settle_secs()) } else { String::new() },
             m.write_amplification.map(|w| format!("{w:.2}")).unwrap_or_default(),
             if m.disk_bytes > 0 { ByteSize(m.disk_bytes).to_string() } else { String::new() },
             m.bytes_per_key.map(|b| format!("{b:.1}")).unwrap_or_default(),
             if m.peak_memory > 0 { ByteSize(m.peak_memory).to_string() } else { String::new() },
+            m.cpu_micros_per_op().map(|c| format!("{c:.2}")).unwrap_or_default(),
             m.wall_secs,
-            note.replace('|', "/")
+            notes.join(", ").replace('|', "/")
         );
     }
 }

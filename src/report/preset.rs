@@ -39,10 +39,14 @@ pub struct Measured {
     pub ops_per_sec_ci95: [f64; 2],
     pub defaults_ops_per_sec_median: Option<f64>,
     pub defaults_ops_per_sec_ci95: Option<[f64; 2]>,
-    /// Relative change of the median over the defaults' (0.10 = 10% faster).
+    /// Paired change over the defaults run beside it (0.10 = 10% faster):
+    /// the geometric mean of the rounds' ratios.
     pub gain: Option<f64>,
     pub gain_ci95: Option<[f64; 2]>,
+    /// Paired t-test on the log ratios, Holm-corrected for the contenders.
     pub p_value: Option<f64>,
+    /// The smallest gain the confirmation rounds could resolve (80% power).
+    pub min_detectable_gain: Option<f64>,
     pub peak_memory_bytes: u64,
     pub scaled_budget_bytes: u64,
     pub disk_bytes: u64,
@@ -54,7 +58,7 @@ impl Preset {
         let (header, verdict) = (&outcome.header, outcome.verdict.as_ref()?);
         let best = verdict.recommended();
         let defaults = verdict.defaults();
-        let gain_source = if best.is_default { None } else { best.change };
+        let gain_source = if best.is_default { None } else { best.paired.map(|p| p.change) };
         Some(Preset {
             kvtune_version: env!("CARGO_PKG_VERSION").into(),
             engine: header.engine.clone(),
@@ -73,7 +77,8 @@ impl Preset {
                 defaults_ops_per_sec_ci95: defaults.map(|d| [d.summary.median.low, d.summary.median.high]),
                 gain: gain_source.map(|g| g.point),
                 gain_ci95: gain_source.map(|g| [g.low, g.high]),
-                p_value: if best.is_default { None } else { best.p_value },
+                p_value: if best.is_default { None } else { best.p_adjusted },
+                min_detectable_gain: verdict.min_detectable_change,
                 peak_memory_bytes: best.peak_memory,
                 scaled_budget_bytes: header.scaled_budget(),
                 disk_bytes: best.disk_bytes,

@@ -4,7 +4,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use crate::budget::ByteSize;
-use crate::outcome::{BenchSummary, StudyOutcome, Verdict, ALPHA};
+use crate::outcome::{Comparison, MetricRow, StudyOutcome, Verdict, ALPHA};
 
 /// A relative change as a signed percentage: +12.3%.
 pub fn pct(x: f64) -> String {
@@ -32,22 +32,33 @@ pub fn headline(v: &Verdict) -> String {
         "{:.0} ops/s (median of {} runs, 95% CI {:.0} to {:.0})",
         s.median.point, s.n, s.median.low, s.median.high
     );
-    match (v.defaults(), v.beats_defaults, best.change, best.p_value) {
+    match (v.defaults(), best.paired, best.p_adjusted) {
         (None, ..) => format!(
             "The defaults completed no confirmation run, so nothing could be compared with them; the best measured was {}: {measured}",
             best.label
         ),
-        (Some(_), true, Some(c), Some(p)) => format!(
-            "Use {}: {measured}, {:+.1}% over the defaults fitted to the budget (95% CI {:+.1}% to {:+.1}%, Mann-Whitney p = {p:.3})",
+        (Some(_), Some(paired), Some(p)) if v.beats_defaults => format!(
+            "Use {}: {measured}, {} over the defaults fitted to the budget (95% CI {} to {}; paired t-test over {} rounds, Holm-corrected p = {p:.3})",
             best.label,
-            c.point * 100.0,
-            c.low * 100.0,
-            c.high * 100.0
+            pct(paired.change.point),
+            pct(paired.change.low),
+            pct(paired.change.high),
+            paired.n
         ),
         _ => format!(
             "No candidate beat the defaults significantly (p < {ALPHA}), so kvtune recommends the defaults, fitted to the budget: {measured}"
         ),
     }
+}
+
+/// What the confirmation could resolve, said before any gain is read.
+pub fn resolution(v: &Verdict) -> Option<String> {
+    let mde = v.min_detectable_change?;
+    let rounds = v.contenders.iter().filter_map(|c| Some(c.paired?.n)).max()?;
+    Some(format!(
+        "With {rounds} paired rounds and the run-to-run noise measured here, the confirmation could resolve gains of about {} or more (80% power); smaller real gains may show as \"no difference\".",
+        pct(mde).trim_start_matches('+')
+    ))
 }
 
 /// The end of `kvtune tune`: the answer, the memory it used, where the files are.
@@ -65,6 +76,9 @@ pub fn answer(outcome: &StudyOutcome, out_dir: &Path) -> String {
         header.scale,
         headline(v)
     );
+    if let Some(resolution) = resolution(v) {
+        let _ = writeln!(out, "  {resolution}");
+    }
     let _ = writeln!(
         out,
         "  peak memory {} of the scaled budget {}",
@@ -79,27 +93,114 @@ pub fn answer(outcome: &StudyOutcome, out_dir: &Path) -> String {
     out
 }
 
-/// `kvtune bench`'s table: each metric's median, 95% CI, spread and runs.
-pub fn bench_table(summary: &BenchSummary) -> String {
+/// A figure in about four significant digits, thousands as k and millions as M.
+fn num(x: f64) -> String {
+    match x.abs() {
+        v if v >= 1e6 => format!("{:.2}M", x / 1e6),
+        v if v >= 1e4 => format!("{:.1}k", x / 1e3),
+        v if v >= 100.0 => format!("{x:.0}"),
+        v if v >= 1.0 => format!("{x:.2}"),
+        _ => format!("{x:.3}"),
+    }
+}
+
+/// How a table is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    Text,
+    Markdown,
+}
+
+/// The cells of one metric's row: name, then each side's median and spread,
+/// then for every side after the first its paired change, or `~`.
+fn metric_cells(row: &MetricRow) -> Vec<String> {
+    let mut cells = vec![row.name.clone()];
+    for (i, side) in row.sides.iter().enumerate() {
+        cells.push(
+            side.as_ref()
+                .map_or("-".into(), |s| format!("{} ± {:.0}%", num(s.median.point), s.spread * 100.0)),
+        );
+        if i == 0 {
+            continue;
+        }
+        cells.push(match row.vs_first[i] {
+            Some(p) if p.p < ALPHA => format!(
+                "{} ({} .. {}) p={:.3} n={}",
+                pct(p.change.point),
+                pct(p.change.low),
+                pct(p.change.high),
+                p.p,
+                p.n
+            ),
+            Some(p) => format!("~ (p={:.3} n={})", p.p, p.n),
+            None => "-".into(),
+        });
+    }
+    cells
+}
+
+/// benchstat's table for `bench` (one side) and `compare` (several): each
+/// metric's median ± spread per side and each side's paired change against
+/// the first, `~` where the rounds show no significant change.
+pub fn comparison_table(c: &Comparison, layout: Layout) -> String {
+    let mut header = vec!["metric".to_string()];
+    for (i, side) in c.sides.iter().enumerate() {
+        header.push(format!("{} (median ± spread)", side.label));
+        if i > 0 {
+            header.push(format!("{} vs {}", side.label, c.sides[0].label));
+        }
+    }
+    let rows: Vec<Vec<String>> = std::iter::once(header).chain(c.metrics.iter().map(metric_cells)).collect();
     let mut out = String::new();
-    let _ = writeln!(out, "{:<24} {:>14} {:>25} {:>7} {:>4}", "metric", "median", "95% CI", "±", "n");
-    for (name, s) in &summary.metrics {
+    match layout {
+        Layout::Markdown => {
+            for (i, row) in rows.iter().enumerate() {
+                let _ = writeln!(out, "| {} |", row.join(" | "));
+                if i == 0 {
+                    let _ = writeln!(out, "|{}", "---|".repeat(row.len()));
+                }
+            }
+        }
+        Layout::Text => {
+            let widths: Vec<usize> = (0..rows[0].len())
+                .map(|col| rows.iter().map(|r| r[col].chars().count()).max().unwrap_or(0))
+                .collect();
+            for row in &rows {
+                let cells: Vec<String> =
+                    row.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
+                let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+            }
+        }
+    }
+    let failed: Vec<String> = c
+        .sides
+        .iter()
+        .filter_map(|s| {
+            let n = s.runs.iter().filter(|m| !m.ok()).count();
+            (n > 0).then(|| format!("{}: {n} of {} runs did not succeed", s.label, s.runs.len()))
+        })
+        .collect();
+    if !failed.is_empty() {
+        let _ = writeln!(out, "\n{}", failed.join("; "));
+    }
+    let _ = writeln!(
+        out,
+        "\n{} rounds at scale {} (budget {}), each round in a random order; ± is the largest distance from the median; \
+         a change is the geometric mean of the rounds' paired ratios with its 95% CI (paired t-test); ~ means p >= {ALPHA}.",
+        c.rounds,
+        c.scale,
+                ByteSize(c.scaled_budget)
+    );
+    if let Some(mde) = c.min_detectable_change {
         let _ = writeln!(
             out,
-            "{:<24} {:>14.2} {:>12.2} .. {:<10.2} {:>6.1}% {:>4}",
-            name,
-            s.median.point,
-            s.median.low,
-            s.median.high,
-            s.spread * 100.0,
-            s.n
+            "Run-to-run noise here: {} rounds resolve throughput changes of about {} or more (80% power).",
+            c.rounds,
+            pct(mde).trim_start_matches('+')
         );
     }
-    if summary.failed > 0 {
-        let _ = writeln!(out, "{} run(s) did not succeed", summary.failed);
-    }
-    if let Some(m) = summary.runs.first() {
-        let _ = writeln!(out, "memory measured by {}", m.memory_source);
+    if let Some(m) = c.sides.iter().flat_map(|s| &s.runs).find(|m| m.ok()) {
+        let _ = writeln!(out, "Memory measured by {}.", m.memory_source);
     }
     out
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use rand::Rng;
 use serde::Deserialize;
 
-pub use param::{Domain, Param, Value};
+pub use param::{Domain, Param, Setting, SettingError, Value};
 
 /// One option set to try: parameter name to value. Parameters the space does
 /// not name keep the engine's defaults.

@@ -24,6 +24,46 @@ impl Value {
     }
 }
 
+/// `NAME=VALUE` as typed on a command line (`--set bloom_bits=10`): the value
+/// is read as a boolean, a whole number, a number, or else as text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    pub name: String,
+    pub value: Value,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("`{0}` is not a setting: write NAME=VALUE, e.g. bloom_bits=10 or compression=lz4")]
+pub struct SettingError(String);
+
+impl std::str::FromStr for Setting {
+    type Err = SettingError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (name, text) = s.split_once('=').ok_or_else(|| SettingError(s.to_string()))?;
+        let (name, text) = (name.trim(), text.trim());
+        if name.is_empty() || text.is_empty() {
+            return Err(SettingError(s.to_string()));
+        }
+        let value = match text {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => text
+                .parse::<i64>()
+                .map(Value::Int)
+                .or_else(|_| text.parse::<f64>().map(Value::Float))
+                .unwrap_or_else(|_| Value::Str(text.to_string())),
+        };
+        Ok(Setting { name: name.to_string(), value })
+    }
+}
+
+impl std::fmt::Display for Setting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.name, self.value)
+    }
+}
+
 impl From<bool> for Value {
     fn from(v: bool) -> Self {
         Value::Bool(v)

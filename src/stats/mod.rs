@@ -1,9 +1,12 @@
 //! Statistics for noisy measurements, as benchstat reports them: medians
-//! with 95% confidence intervals (bootstrap) and the Mann-Whitney U test.
+//! with 95% confidence intervals (bootstrap), paired comparisons of runs made
+//! side by side (t-test on log ratios), Holm's correction, and the
+//! Mann-Whitney U test for unpaired samples; distributions from statrs.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 const RESAMPLES: usize = 10_000;
 
@@ -82,9 +85,11 @@ pub fn relative_change(new: &[f64], old: &[f64], seed: u64) -> Estimate {
     percentile_interval(estimates, point)
 }
 
-/// Two-sided Mann-Whitney U test p value: exact (by counting the orderings)
-/// for small samples without ties, normal approximation with tie correction
-/// otherwise.
+/// Two-sided Mann-Whitney U test p value, for unpaired samples: exact (by
+/// counting the orderings) for small samples without ties, normal
+/// approximation with tie correction otherwise. Written here because statrs
+/// 0.19.1's exact method returns p = 1 for two fully separated samples of
+/// equal size (it takes the complement of the wrong tail).
 pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
     let (n1, n2) = (a.len(), b.len());
     if n1 == 0 || n2 == 0 {
@@ -121,7 +126,7 @@ pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
         return 1.0;
     }
     let z = ((u - mean).abs() - 0.5).max(0.0) / var.sqrt();
-    (2.0 * normal_upper_tail(z)).min(1.0)
+    (2.0 * Normal::standard().sf(z)).min(1.0)
 }
 
 /// P(|U - mean| >= |u - mean|) under the null, by counting with the
@@ -152,14 +157,77 @@ fn exact_p(u: usize, n1: usize, n2: usize) -> f64 {
     (2.0 * tail / total).min(1.0)
 }
 
-/// Upper tail of the standard normal (Abramowitz-Stegun 7.1.26 on erfc).
-fn normal_upper_tail(z: f64) -> f64 {
-    let x = z / std::f64::consts::SQRT_2;
-    let t = 1.0 / (1.0 + 0.327_591_1 * x);
-    let poly = t
-        * (0.254_829_592
-            + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
-    0.5 * poly * (-x * x).exp()
+/// How one series compares with another run beside it, pair by pair.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PairedChange {
+    /// Pairs compared.
+    pub n: usize,
+    /// The change of the geometric mean of the ratios new/old (0.10 = 10%
+    /// more), with a 95% interval from Student's t on the log ratios.
+    pub change: Estimate,
+    /// Two-sided p value of the paired t-test on the log ratios.
+    pub p: f64,
+    /// Standard deviation of the log ratios: the pairs' own noise.
+    pub sd_log_ratio: f64,
+}
+
+fn students_t(df: usize) -> StudentsT {
+    StudentsT::new(0.0, 1.0, df as f64).expect("positive degrees of freedom")
+}
+
+/// Compares `new` with `old` pair by pair (`new[i]` ran beside `old[i]`):
+/// the ratio's geometric mean, its interval and a paired t-test on the log
+/// ratios. Drift that hits both sides of a pair cancels, so this resolves
+/// far smaller changes than an unpaired test on the same runs. `None` with
+/// fewer than two pairs.
+pub fn paired_change(new: &[f64], old: &[f64]) -> Option<PairedChange> {
+    let logs: Vec<f64> =
+        new.iter().zip(old).filter(|(a, b)| **a > 0.0 && **b > 0.0).map(|(a, b)| (a / b).ln()).collect();
+    let n = logs.len();
+    if n < 2 {
+        return None;
+    }
+    let mean = logs.iter().sum::<f64>() / n as f64;
+    let sd = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let se = sd / (n as f64).sqrt();
+    let t = students_t(n - 1);
+    let p = if se > 0.0 {
+        (2.0 * t.sf((mean / se).abs())).min(1.0)
+    } else if mean != 0.0 {
+        0.0
+    } else {
+        1.0
+    };
+    let half = t.inverse_cdf(0.975) * se;
+    let change =
+        Estimate { point: mean.exp() - 1.0, low: (mean - half).exp() - 1.0, high: (mean + half).exp() - 1.0 };
+    Some(PairedChange { n, change, p, sd_log_ratio: sd })
+}
+
+/// Holm's step-down adjustment of p values for testing several hypotheses
+/// at once: controls the chance of any false "better" across them all.
+pub fn holm(p: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..p.len()).collect();
+    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let mut adjusted = vec![0.0; p.len()];
+    let mut running: f64 = 0.0;
+    for (rank, &i) in order.iter().enumerate() {
+        running = running.max(((p.len() - rank) as f64 * p[i]).min(1.0));
+        adjusted[i] = running;
+    }
+    adjusted
+}
+
+/// The smallest relative change a paired t-test on `n` pairs can show at
+/// significance `alpha` with 80% power, given the log ratios' standard
+/// deviation: what a study of this many rounds can resolve on this machine.
+pub fn min_detectable_change(sd_log_ratio: f64, n: usize, alpha: f64) -> Option<f64> {
+    if n < 2 || !sd_log_ratio.is_finite() {
+        return None;
+    }
+    let t = students_t(n - 1);
+    let z = t.inverse_cdf(1.0 - alpha / 2.0) + t.inverse_cdf(0.8);
+    Some((z * sd_log_ratio / (n as f64).sqrt()).exp() - 1.0)
 }
 
 #[cfg(test)]
@@ -173,25 +241,47 @@ mod tests {
     }
 
     #[test]
-    fn exact_p_matches_tables() {
+    fn mann_whitney_matches_tables() {
         // Complete separation of 5 vs 5: p = 2 / C(10,5) = 2/252.
         let a = [1.0, 2.0, 3.0, 4.0, 5.0];
         let b = [6.0, 7.0, 8.0, 9.0, 10.0];
-        assert!((mann_whitney_p(&a, &b) - 2.0 / 252.0).abs() < 1e-12);
+        assert!((mann_whitney_p(&a, &b) - 2.0 / 252.0).abs() < 1e-9, "{}", mann_whitney_p(&a, &b));
         // 3 vs 3 can never reach 0.05: the smallest p is 0.1.
-        assert!((mann_whitney_p(&a[..3], &b[..3]) - 0.1).abs() < 1e-12);
-        // Interleaved samples are not different.
+        assert!((mann_whitney_p(&a[..3], &b[..3]) - 0.1).abs() < 1e-9);
         assert!(mann_whitney_p(&[1.0, 3.0, 5.0, 7.0], &[2.0, 4.0, 6.0, 8.0]) > 0.5);
     }
 
     #[test]
-    fn normal_approximation_agrees_with_exact_for_larger_samples() {
-        let a: Vec<f64> = (0..20).map(|i| i as f64).collect();
-        let b: Vec<f64> = (0..20).map(|i| i as f64 + 7.5).collect();
-        let exact = mann_whitney_p(&a, &b);
-        let tied_b: Vec<f64> = b.iter().map(|x| x.round()).collect();
-        let approx = mann_whitney_p(&a, &tied_b);
-        assert!(exact < 0.05 && approx < 0.05 && (exact - approx).abs() < 0.02, "{exact} {approx}");
+    fn pairing_sees_through_drift_that_hides_a_gain_from_an_unpaired_test() {
+        // Each round is 15% faster than the last (the machine warms up);
+        // in every round the new side is 10% faster than the old, +-1%.
+        let old = [100.0, 115.0, 132.0, 152.0, 175.0];
+        let jitter = [1.01, 0.99, 1.0, 1.005, 0.995];
+        let new: Vec<f64> = old.iter().zip(jitter).map(|(o, j)| o * 1.1 * j).collect();
+        assert!(mann_whitney_p(&new, &old) > 0.05);
+        let paired = paired_change(&new, &old).unwrap();
+        assert!(paired.p < 0.001, "{paired:?}");
+        assert!((paired.change.point - 0.1).abs() < 0.01);
+        assert!(paired.change.low > 0.08 && paired.change.high < 0.12, "{paired:?}");
+        assert!(paired_change(&old, &old).unwrap().p == 1.0);
+        assert!(paired_change(&[1.0], &[2.0]).is_none());
+    }
+
+    #[test]
+    fn holm_adjusts_the_smallest_p_by_the_number_of_tests() {
+        let adjusted = holm(&[0.03, 0.01, 0.04]);
+        assert!((adjusted[1] - 0.03).abs() < 1e-12);
+        assert!((adjusted[0] - 0.06).abs() < 1e-12);
+        assert!((adjusted[2] - 0.06).abs() < 1e-12, "monotone: {adjusted:?}");
+    }
+
+    #[test]
+    fn more_pairs_resolve_smaller_changes() {
+        let five = min_detectable_change(0.05, 5, 0.05).unwrap();
+        let ten = min_detectable_change(0.05, 10, 0.05).unwrap();
+        assert!(five > ten && ten > 0.0, "{five} {ten}");
+        // 5% noise per pair, 5 pairs: about 8%.
+        assert!((0.06..0.11).contains(&five), "{five}");
     }
 
     #[test]

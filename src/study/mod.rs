@@ -3,7 +3,9 @@
 //! the defaults, interleaved, and the verdict. Outputs are rewritten as the
 //! study goes, so a crash leaves them current.
 
+pub mod compare;
 pub mod journal;
+mod transfer;
 pub mod verdict;
 
 use std::path::{Path, PathBuf};
@@ -14,9 +16,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::budget::ByteSize;
 use crate::engine::Engine;
-use crate::outcome::{OptionRow, StudyHeader, StudyOutcome, Verdict};
+use crate::outcome::{OptionRow, StudyHeader, StudyOutcome, Transfer, Verdict};
 use crate::record::{Stage, Status, TrialRecord};
 use crate::report;
+use crate::scale::Scale;
 use crate::search::Sampler;
 use crate::space::{Candidate, Space};
 use crate::trial::{self, Request, TrialRunner};
@@ -59,7 +62,8 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
         journal.append(&Entry::Started(Box::new(header.clone())))?;
     }
     let phase_names = header.dataset.workload(header.scaled_budget()).phase_names();
-    let planned = header.trials + (header.confirm_top + 1) * header.confirm_repeats;
+    let verify_runs = if header.verify_scale.is_some() { header.confirm_top + 1 } else { 0 };
+    let planned = header.trials + (header.confirm_top + 1) * header.confirm_repeats + verify_runs;
     let mut study = Running {
         header: &header,
         space: &space,
@@ -79,8 +83,15 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
     let contenders = study.pick_contenders();
     study.confirm(&contenders)?;
     let verdict = verdict::judge(&study.trials_of(Stage::Confirm), header.seed);
+    let transfer = match (header.verify_scale, &verdict) {
+        (Some(scale), Some(v)) => {
+            study.verify(&contenders, scale)?;
+            Some(transfer::compare(v, &study.trials_of(Stage::Verify), scale))
+        }
+        _ => None,
+    };
     study.progress.finish_and_clear();
-    let outcome = study.outcome(verdict, &scratch)?;
+    let outcome = study.outcome(verdict, transfer, &scratch)?;
     report::write_study(&out_dir, &outcome)?;
     // Finished goes last: a crash before it leaves a study that resumes.
     if let Some(v) = &outcome.verdict {
@@ -116,6 +127,13 @@ fn progress_bar(show: bool, len: usize) -> ProgressBar {
     );
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     bar
+}
+
+/// A candidate entered in the study under a label.
+struct Entrant {
+    label: String,
+    candidate: Candidate,
+    is_default: bool,
 }
 
 struct Running<'a> {
@@ -158,7 +176,7 @@ impl Running<'_> {
             };
             let label = if is_default { "defaults".to_string() } else { format!("#{}", self.trials.len()) };
             let limit = self.prune_limit();
-            let record = self.trial(Stage::Search, label, candidate, is_default, limit)?;
+            let record = self.trial(Stage::Search, &Entrant { label, candidate, is_default }, None, limit)?;
             if !record.measurement.ran() {
                 rejected_in_a_row += 1;
             } else {
@@ -180,33 +198,45 @@ impl Running<'_> {
     }
 
     /// The best few distinct search candidates, then the defaults.
-    fn pick_contenders(&self) -> Vec<(String, Candidate, bool)> {
+    fn pick_contenders(&self) -> Vec<Entrant> {
         let mut ok: Vec<&TrialRecord> = self
             .trials
             .iter()
             .filter(|t| t.stage == Stage::Search && t.measurement.ok() && !t.is_default)
             .collect();
         ok.sort_by(|a, b| b.measurement.ops_per_sec.total_cmp(&a.measurement.ops_per_sec));
-        let mut picked: Vec<(String, Candidate, bool)> = ok
+        let mut picked: Vec<Entrant> = ok
             .into_iter()
             .take(self.header.confirm_top)
-            .map(|t| (t.label.clone(), t.candidate.clone(), false))
+            .map(|t| Entrant { label: t.label.clone(), candidate: t.candidate.clone(), is_default: false })
             .collect();
-        picked.push(("defaults".into(), self.defaults.clone(), true));
+        picked.push(Entrant { label: "defaults".into(), candidate: self.defaults.clone(), is_default: true });
         picked
     }
 
-    /// Interleaved rounds (A B C, B C A, ...) so drift hits all alike.
-    fn confirm(&mut self, contenders: &[(String, Candidate, bool)]) -> anyhow::Result<()> {
-        let n = contenders.len();
-        let schedule: Vec<usize> =
-            (0..self.header.confirm_repeats).flat_map(|round| (0..n).map(move |k| (k + round) % n)).collect();
+    /// Rounds in which every contender and the defaults run once, in an
+    /// order drawn afresh each round (seeded), so drift and order effects hit
+    /// all alike and each contender pairs with the defaults of its round.
+    fn confirm(&mut self, contenders: &[Entrant]) -> anyhow::Result<()> {
+        let schedule = trial::rounds(contenders.len(), self.header.confirm_repeats, self.header.seed);
         // A resumed study skips the runs it already has.
         let done = self.trials.iter().filter(|t| t.stage == Stage::Confirm).count();
         self.progress.set_length(self.progress.position() + schedule.len().saturating_sub(done) as u64);
-        for &index in schedule.iter().skip(done) {
-            let (label, candidate, is_default) = &contenders[index];
-            self.trial(Stage::Confirm, label.clone(), candidate.clone(), *is_default, None)?;
+        for &(round, index) in schedule.iter().skip(done) {
+            self.trial(Stage::Confirm, &contenders[index], Some(round), None)?;
+            self.progress.inc(1);
+        }
+        Ok(())
+    }
+
+    /// Each contender once more at the larger `scale`, in a seeded random
+    /// order: does the ranking found at the study's scale hold?
+    fn verify(&mut self, contenders: &[Entrant], scale: Scale) -> anyhow::Result<()> {
+        let done = self.trials.iter().filter(|t| t.stage == Stage::Verify).count();
+        let schedule = trial::rounds(contenders.len(), 1, self.header.seed ^ 0x5CA1E);
+        let budget = scale.apply(self.header.full_budget);
+        for &(_, index) in schedule.iter().skip(done) {
+            self.run(Stage::Verify, &contenders[index], None, budget, None)?;
             self.progress.inc(1);
         }
         Ok(())
@@ -216,32 +246,46 @@ impl Running<'_> {
         self.trials.iter().filter(|t| t.stage == stage).cloned().collect()
     }
 
-    /// Runs (or rejects) one candidate and records it everywhere.
+    /// Runs (or rejects) one candidate at the study's scale and records it everywhere.
     fn trial(
         &mut self,
         stage: Stage,
-        label: String,
-        candidate: Candidate,
-        is_default: bool,
+        entrant: &Entrant,
+        round: Option<usize>,
         prune_after: Option<Duration>,
     ) -> anyhow::Result<TrialRecord> {
-        self.progress.set_message(format!("running {label}{}", self.best_message()));
+        self.run(stage, entrant, round, self.header.scaled_budget(), prune_after)
+    }
+
+    /// Runs (or rejects) one candidate at `budget` and records it everywhere.
+    fn run(
+        &mut self,
+        stage: Stage,
+        entrant: &Entrant,
+        round: Option<usize>,
+        budget: u64,
+        prune_after: Option<Duration>,
+    ) -> anyhow::Result<TrialRecord> {
+        self.progress.set_message(format!("running {}{}", entrant.label, self.best_message()));
         let number = self.trials.len();
         let request = Request {
             engine: self.engine,
-            candidate: &candidate,
+            candidate: &entrant.candidate,
             dataset: &self.header.dataset,
-            budget: self.header.scaled_budget(),
+            budget,
             seed: self.header.seed,
         };
         let ran = trial::attempt(self.runner, &request, &number.to_string(), prune_after)?;
         let record = TrialRecord {
             number,
             stage,
-            label,
-            is_default,
+            label: entrant.label.clone(),
+            is_default: entrant.is_default,
+            round,
             candidate: ran.candidate,
             options: ran.options,
+            adjusted: ran.adjusted,
+            budget,
             measurement: ran.measurement,
         };
         self.record(&record)?;
@@ -250,7 +294,12 @@ impl Running<'_> {
 
     /// The finished study with what its reports need: the recommendation and
     /// the defaults at the full budget, and the engine's options file.
-    fn outcome(&self, verdict: Option<Verdict>, scratch: &Path) -> anyhow::Result<StudyOutcome> {
+    fn outcome(
+        &self,
+        verdict: Option<Verdict>,
+        transfer: Option<Transfer>,
+        scratch: &Path,
+    ) -> anyhow::Result<StudyOutcome> {
         let full_budget = self.header.full_budget;
         let defaults = self.engine.resolve(&self.defaults, full_budget)?;
         let (recommended_options, option_rows, options_file) = match &verdict {
@@ -284,6 +333,7 @@ impl Running<'_> {
             recommended_options,
             option_rows,
             options_file,
+            transfer,
         })
     }
 

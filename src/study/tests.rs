@@ -45,6 +45,8 @@ fn header(trials: usize, confirm_top: usize, confirm_repeats: usize) -> StudyHea
         trials,
         confirm_top,
         confirm_repeats,
+        verify_scale: None,
+        verify_note: String::new(),
         seed: 3,
     }
 }
@@ -132,20 +134,25 @@ fn by_bloom(c: &Candidate) -> Measurement {
 }
 
 #[test]
-fn the_best_distinct_search_candidates_and_the_defaults_are_confirmed_in_rotating_rounds() {
+fn the_best_search_candidates_and_the_defaults_are_confirmed_in_shuffled_rounds() {
     let run = Run::new();
     let runner = ScriptedRunner::new(by_bloom);
     let (sampler, _) = learning();
     let outcome = run.study(header(5, 2, 4), None, sampler, &runner).unwrap();
     let search: Vec<&TrialRecord> = outcome.trials.iter().filter(|t| t.stage == Stage::Search).collect();
     assert_eq!(search.iter().map(|t| bloom(&t.candidate)).collect::<Vec<_>>(), vec![0, 2, 4, 6, 8]);
-    let confirm: Vec<&str> =
-        outcome.trials.iter().filter(|t| t.stage == Stage::Confirm).map(|t| t.label.as_str()).collect();
-    // The two fastest search candidates (#4 with 8 bits, #3 with 6), then the defaults, rotating.
-    assert_eq!(
-        confirm,
-        ["#4", "#3", "defaults", "#3", "defaults", "#4", "defaults", "#4", "#3", "#4", "#3", "defaults"]
-    );
+    // The two fastest search candidates (#4 with 8 bits, #3 with 6) and the
+    // defaults, once each per round, in an order drawn afresh each round.
+    let confirm: Vec<&TrialRecord> = outcome.trials.iter().filter(|t| t.stage == Stage::Confirm).collect();
+    let mut orders = std::collections::HashSet::new();
+    for round in 0..4 {
+        let mut labels: Vec<&str> =
+            confirm.iter().filter(|t| t.round == Some(round)).map(|t| t.label.as_str()).collect();
+        orders.insert(labels.clone());
+        labels.sort_unstable();
+        assert_eq!(labels, ["#3", "#4", "defaults"], "round {round}");
+    }
+    assert!(orders.len() > 1, "every round ran in the same order: {orders:?}");
     let v = outcome.verdict.unwrap();
     assert_eq!(v.recommended().label, "#4");
     assert_eq!(v.contenders.iter().map(|c| c.summary.n).collect::<Vec<_>>(), [4, 4, 4]);
@@ -170,8 +177,9 @@ fn failed_and_pruned_candidates_are_not_contenders() {
     let status: Vec<Status> =
         outcome.trials.iter().filter(|t| t.stage == Stage::Search).map(|t| t.measurement.status).collect();
     assert_eq!(status, [Status::Ok, Status::Ok, Status::Pruned, Status::Failed, Status::Infeasible]);
-    let confirmed: Vec<&str> =
+    let mut confirmed: Vec<&str> =
         outcome.trials.iter().filter(|t| t.stage == Stage::Confirm).map(|t| t.label.as_str()).collect();
+    confirmed.sort_unstable();
     assert_eq!(confirmed, ["#1", "defaults"]);
 }
 
@@ -209,26 +217,79 @@ fn candidates_the_memory_model_rejects_are_recorded_but_never_run() {
     assert_eq!(runner.calls.borrow().len(), 3 + 2);
 }
 
+/// Confirmation runs in call order after `search` search trials: the round
+/// of each, given `per_round` runs a round.
+fn round_of(calls: usize, search: usize, per_round: usize) -> usize {
+    calls.saturating_sub(search) / per_round
+}
+
 #[test]
-fn a_contender_is_judged_on_its_successful_confirmation_runs() {
+fn a_contender_that_fails_a_confirmation_run_is_not_recommended() {
     let run = Run::new();
-    let failures = RefCell::new(0);
-    // The 8-bit candidate fails its first two confirmation runs.
+    let calls = RefCell::new(0);
+    // The 8-bit candidate is far faster, but its second confirmation run is OOM-killed.
     let runner = ScriptedRunner::new(move |c: &Candidate| {
-        if bloom(c) == 8 {
-            *failures.borrow_mut() += 1;
-            if (2..=3).contains(&*failures.borrow()) {
-                return ended(Status::Failed, 1.0);
-            }
+        *calls.borrow_mut() += 1;
+        if bloom(c) == 8 && round_of(*calls.borrow() - 1, 5, 2) == 1 {
+            return ended(Status::Infeasible, 1.0);
         }
-        by_bloom(c)
+        ok(if bloom(c) == 8 { 2000.0 } else { 1000.0 + 10.0 * bloom(c) as f64 }, 10.0)
     });
     let (sampler, _) = learning();
     let outcome = run.study(header(5, 1, 5), None, sampler, &runner).unwrap();
     let v = outcome.verdict.unwrap();
-    let best = v.contenders.iter().find(|c| c.label == "#4").unwrap();
-    assert_eq!(best.summary.n, 3, "{best:?}");
-    assert_eq!(v.defaults().unwrap().summary.n, 5);
+    let fast = v.contenders.iter().find(|c| c.label == "#4").unwrap();
+    assert_eq!(fast.summary.n, 4, "{fast:?}");
+    assert!(fast.disqualified.as_deref().unwrap().contains("round 2: infeasible"), "{fast:?}");
+    assert!(!v.beats_defaults);
+    assert_eq!(v.recommended().label, "defaults");
+    let report = std::fs::read_to_string(run.out().join("report.md")).unwrap();
+    assert!(report.contains("#4 cannot be recommended"), "{report}");
+}
+
+#[test]
+fn a_steady_ten_percent_gain_wins_paired_where_drift_hides_it_from_an_unpaired_test() {
+    let run = Run::new();
+    let calls = RefCell::new(0);
+    // Each round the machine is 15% faster than the round before; within a
+    // round the 8-bit candidate is 10% faster than the defaults (+-1%).
+    let runner = ScriptedRunner::new(move |c: &Candidate| {
+        *calls.borrow_mut() += 1;
+        let round = round_of(*calls.borrow() - 1, 5, 2);
+        let drift = 1.15f64.powi(round as i32);
+        let jitter = [1.01, 0.99, 1.0, 1.005, 0.995][round % 5];
+        let gain = if bloom(c) == 8 { 1.1 * jitter } else { 1.0 };
+        ok(1000.0 * drift * gain, 10.0)
+    });
+    let (sampler, _) = learning();
+    let outcome = run.study(header(5, 1, 5), None, sampler, &runner).unwrap();
+    let v = outcome.verdict.unwrap();
+    let best = v.recommended();
+    assert_eq!(best.label, "#4");
+    assert!(v.beats_defaults);
+    let paired = best.paired.unwrap();
+    assert!((paired.change.point - 0.1).abs() < 0.01 && paired.p < 0.001, "{paired:?}");
+    let defaults = &v.defaults().unwrap().runs;
+    assert!(crate::stats::mann_whitney_p(&best.runs, defaults) > 0.05, "the unpaired test should not see it");
+    assert!(v.min_detectable_change.unwrap() < 0.05, "{:?}", v.min_detectable_change);
+}
+
+#[test]
+fn contenders_are_verified_at_a_larger_scale_and_their_ranks_compared() {
+    let run = Run::new();
+    let runner = ScriptedRunner::new(by_bloom);
+    let (sampler, _) = learning();
+    let mut header = header(5, 2, 4);
+    header.scale = Scale { shift: 2 };
+    header.verify_scale = Some(Scale { shift: 0 });
+    let outcome = run.study(header, None, sampler, &runner).unwrap();
+    let verify: Vec<&TrialRecord> = outcome.trials.iter().filter(|t| t.stage == Stage::Verify).collect();
+    assert_eq!(verify.len(), 3);
+    assert!(verify.iter().all(|t| t.budget == BUDGET), "verify runs at the larger budget");
+    assert!(outcome.trials.iter().filter(|t| t.stage == Stage::Confirm).all(|t| t.budget == BUDGET / 4));
+    let transfer = outcome.transfer.unwrap();
+    assert_eq!(transfer.spearman, Some(1.0));
+    assert_eq!(transfer.winner_still_wins, Some(true));
 }
 
 /// Fails the study (as Ctrl-C does) at the `at`-th run.

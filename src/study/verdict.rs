@@ -1,9 +1,13 @@
-//! The end of a study: the confirmed contenders compared with the defaults,
-//! and the recommendation (the best median, if it beats the defaults).
+//! The end of a study: each confirmed contender compared with the defaults
+//! run beside it, round by round (a paired t-test on the log ratios, Holm's
+//! correction across contenders), and the recommendation: the largest
+//! significant gain among contenders that never failed, else the defaults.
+
+use std::collections::BTreeMap;
 
 use crate::outcome::{Contender, Verdict, ALPHA};
 use crate::record::TrialRecord;
-use crate::stats::{mann_whitney_p, relative_change, summarize};
+use crate::stats::{holm, median, min_detectable_change, paired_change, summarize};
 
 fn median_u64(values: impl Iterator<Item = u64>) -> u64 {
     let mut v: Vec<u64> = values.collect();
@@ -11,49 +15,100 @@ fn median_u64(values: impl Iterator<Item = u64>) -> u64 {
     v.get(v.len() / 2).copied().unwrap_or(0)
 }
 
-/// Judges the confirmation runs: `runs` are the confirmation trials, labelled
-/// by contender.
-pub fn judge(runs: &[TrialRecord], seed: u64) -> Option<Verdict> {
-    let mut labels: Vec<&str> = runs.iter().map(|r| r.label.as_str()).collect();
-    labels.dedup();
-    labels.sort_unstable();
-    labels.dedup();
-    let mut contenders: Vec<Contender> = labels
-        .iter()
-        .filter_map(|label| {
-            let mine: Vec<&TrialRecord> =
-                runs.iter().filter(|r| r.label == *label && r.measurement.ok()).collect();
-            let first = mine.first()?;
-            let values: Vec<f64> = mine.iter().map(|r| r.measurement.ops_per_sec).collect();
-            Some(Contender {
-                label: label.to_string(),
-                candidate: first.candidate.clone(),
-                is_default: first.is_default,
-                summary: summarize(&values, seed),
-                runs: values,
-                peak_memory: median_u64(mine.iter().map(|r| r.measurement.peak_memory)),
-                disk_bytes: median_u64(mine.iter().map(|r| r.measurement.disk_bytes)),
-                change: None,
-                p_value: None,
-            })
-        })
-        .collect();
-    if contenders.is_empty() {
-        return None;
-    }
-    contenders.sort_by(|a, b| b.summary.median.point.total_cmp(&a.summary.median.point));
-    if let Some(defaults) = contenders.iter().find(|c| c.is_default).map(|c| c.runs.clone()) {
-        for c in contenders.iter_mut().filter(|c| !c.is_default) {
-            c.change = Some(relative_change(&c.runs, &defaults, seed));
-            c.p_value = Some(mann_whitney_p(&c.runs, &defaults));
+/// One contender's confirmation runs, round by round (`None`: the run failed).
+struct Runs<'a> {
+    first: &'a TrialRecord,
+    by_round: BTreeMap<usize, Option<f64>>,
+    ok: Vec<&'a TrialRecord>,
+    failures: Vec<String>,
+}
+
+fn group(runs: &[TrialRecord]) -> BTreeMap<&str, Runs<'_>> {
+    let mut groups: BTreeMap<&str, Runs> = BTreeMap::new();
+    for (i, r) in runs.iter().enumerate() {
+        let entry = groups.entry(r.label.as_str()).or_insert_with(|| Runs {
+            first: r,
+            by_round: BTreeMap::new(),
+            ok: vec![],
+            failures: vec![],
+        });
+        let round = r.round.unwrap_or(i);
+        if r.measurement.ok() {
+            entry.ok.push(r);
+            entry.by_round.insert(round, Some(r.measurement.ops_per_sec));
+        } else {
+            entry.by_round.insert(round, None);
+            entry.failures.push(format!("round {}: {}", round + 1, r.measurement.status));
         }
     }
-    let best = &contenders[0];
-    let beats_defaults = !best.is_default && best.p_value.is_some_and(|p| p < ALPHA);
-    let recommended = if beats_defaults || best.is_default {
-        0
-    } else {
-        contenders.iter().position(|c| c.is_default).unwrap_or(0)
-    };
-    Some(Verdict { contenders, recommended, beats_defaults })
+    groups
+}
+
+/// The values of `a` and `b` in the rounds where both succeeded.
+fn pairs(a: &BTreeMap<usize, Option<f64>>, b: &BTreeMap<usize, Option<f64>>) -> (Vec<f64>, Vec<f64>) {
+    a.iter().filter_map(|(round, x)| Some(((*x)?, (*b.get(round)?)?))).unzip()
+}
+
+/// Judges the confirmation runs (labelled by contender, each with its round).
+pub fn judge(runs: &[TrialRecord], seed: u64) -> Option<Verdict> {
+    let groups = group(runs);
+    let defaults = groups.values().find(|g| g.first.is_default).map(|g| &g.by_round);
+    let mut contenders: Vec<Contender> = groups
+        .iter()
+        .map(|(label, g)| {
+            let values: Vec<f64> = g.ok.iter().map(|r| r.measurement.ops_per_sec).collect();
+            let paired = match (g.first.is_default, defaults) {
+                (false, Some(d)) => {
+                    let (mine, theirs) = pairs(&g.by_round, d);
+                    paired_change(&mine, &theirs)
+                }
+                _ => None,
+            };
+            let disqualified = (!g.failures.is_empty())
+                .then(|| format!("it did not complete every confirmation run ({})", g.failures.join(", ")));
+            Contender {
+                label: label.to_string(),
+                candidate: g.first.candidate.clone(),
+                is_default: g.first.is_default,
+                summary: summarize(&values, seed),
+                runs: values,
+                peak_memory: median_u64(g.ok.iter().map(|r| r.measurement.peak_memory)),
+                disk_bytes: median_u64(g.ok.iter().map(|r| r.measurement.disk_bytes)),
+                paired,
+                p_adjusted: None,
+                disqualified,
+            }
+        })
+        .filter(|c| !c.runs.is_empty() || c.disqualified.is_some())
+        .collect();
+    if contenders.iter().all(|c| c.runs.is_empty()) {
+        return None;
+    }
+    let tested: Vec<usize> = (0..contenders.len()).filter(|&i| contenders[i].paired.is_some()).collect();
+    let p: Vec<f64> = tested.iter().map(|&i| contenders[i].paired.map_or(1.0, |x| x.p)).collect();
+    for (&i, adjusted) in tested.iter().zip(holm(&p)) {
+        contenders[i].p_adjusted = Some(adjusted);
+    }
+    contenders.sort_by(|a, b| b.summary.median.point.total_cmp(&a.summary.median.point));
+    let winner = contenders
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.disqualified.is_none() && c.p_adjusted.is_some_and(|p| p < ALPHA))
+        .filter_map(|(i, c)| Some((i, c.paired?.change.point)))
+        .filter(|(_, gain)| *gain > 0.0)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i);
+    let fallback = contenders.iter().position(|c| c.is_default && !c.runs.is_empty()).unwrap_or(0);
+    let sds: Vec<f64> = contenders.iter().filter_map(|c| Some(c.paired?.sd_log_ratio)).collect();
+    let rounds = contenders.iter().filter_map(|c| Some(c.paired?.n)).max().unwrap_or(0);
+    Some(Verdict {
+        recommended: winner.unwrap_or(fallback),
+        beats_defaults: winner.is_some(),
+        min_detectable_change: min_detectable_change(
+            median(&sds),
+            rounds,
+            ALPHA / tested.len().max(1) as f64,
+        ),
+        contenders,
+    })
 }

@@ -125,6 +125,20 @@ impl MemoryCgroup {
         }
     }
 
+    /// Anonymous memory (the process's own) and page cache charged to the
+    /// cgroup now, from memory.stat.
+    pub fn usage_split(&self) -> Option<(u64, u64)> {
+        let text = fs::read_to_string(self.path.join("memory.stat")).ok()?;
+        let (anon, file) = match self.version {
+            Version::V1 => ("rss", "cache"),
+            Version::V2 => ("anon", "file"),
+        };
+        let field = |name: &str| {
+            text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse::<u64>().ok())
+        };
+        Some((field(anon)?, field(file)?))
+    }
+
     /// Whether the kernel's OOM killer acted inside this cgroup, given that
     /// the process was (or was not) ended by SIGKILL.
     pub fn oom_killed(&self, sigkilled: bool) -> bool {

@@ -3,7 +3,7 @@
 //! removed afterwards whatever happens.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -13,7 +13,7 @@ use super::interrupt::{interrupted, Interrupted};
 use super::workdir::sweep_stale;
 use super::worker::WorkerReport;
 use super::{TrialRunner, TrialSpec};
-use crate::record::{overall_ops_per_sec, Measurement, Status};
+use crate::record::{overall_ops_per_sec, CpuUse, Measurement, Status};
 
 /// Runs trials in child processes.
 #[derive(Debug, Clone)]
@@ -113,10 +113,11 @@ impl TrialRunner for ChildRunner {
             text
         });
         let limit = prune_after.map_or(self.timeout, |p| p.min(self.timeout));
-        let status = wait_at_most(&mut child, limit)?;
+        let cpu_before = cpu_times();
+        let watched = watch(&child, limit, group.as_ref())?;
         let wall_secs = started.elapsed().as_secs_f64();
         let stderr = stderr_reader.join().unwrap_or_default();
-        let mut measurement = match status {
+        let mut measurement = match watched.status {
             Some(status) => classify(status, &report_path, &stderr, group.as_ref(), wall_secs),
             None if limit < self.timeout => Measurement::not_run(
                 Status::Pruned,
@@ -131,6 +132,10 @@ impl TrialRunner for ChildRunner {
             ),
         };
         measurement.wall_secs = wall_secs;
+        measurement.cpu = watched.cpu;
+        measurement.peak_anon = watched.peak_anon;
+        measurement.peak_page_cache = watched.peak_page_cache;
+        measurement.steal_share = steal_share(cpu_before, cpu_times());
         if let Some(peak) = group.as_ref().and_then(|g| g.peak()) {
             measurement.peak_memory = peak;
             measurement.memory_source = group.as_ref().map_or("", |g| g.describe()).into();
@@ -139,25 +144,88 @@ impl TrialRunner for ChildRunner {
     }
 }
 
-/// Waits for the child, killing it after `limit`; `None` if it was killed.
-fn wait_at_most(child: &mut std::process::Child, limit: Duration) -> anyhow::Result<Option<ExitStatus>> {
+/// What the parent saw of a child it waited for.
+struct Watched {
+    /// `None` if it was stopped at the limit.
+    status: Option<ExitStatus>,
+    cpu: CpuUse,
+    peak_anon: u64,
+    peak_page_cache: u64,
+}
+
+/// How often the cgroup's memory.stat is sampled for the peaks of anonymous
+/// memory and page cache (the cgroup's own peak counts both together).
+const SAMPLE_EVERY: Duration = Duration::from_millis(100);
+
+/// Waits for the child, killing it after `limit`, and reaps it with `wait4`
+/// for the CPU its threads used; samples its cgroup's memory meanwhile.
+fn watch(child: &Child, limit: Duration, group: Option<&MemoryCgroup>) -> anyhow::Result<Watched> {
+    let pid = child.id() as libc::pid_t;
     let started = Instant::now();
+    let mut sampled: Option<Instant> = None;
+    let (mut peak_anon, mut peak_page_cache) = (0, 0);
     loop {
-        if interrupted() {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(Interrupted.into());
+        if sampled.is_none_or(|at| at.elapsed() >= SAMPLE_EVERY) {
+            if let Some((anon, file)) = group.and_then(|g| g.usage_split()) {
+                (peak_anon, peak_page_cache) = (peak_anon.max(anon), peak_page_cache.max(file));
+            }
+            sampled = Some(Instant::now());
         }
-        if let Some(status) = child.try_wait()? {
-            return Ok(Some(status));
+        let stop = interrupted() || started.elapsed() > limit;
+        if stop {
+            // SAFETY: the child is ours and not yet reaped, so the pid is still its.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
         }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Ok(None);
+        if let Some((status, cpu)) = reap(pid, stop)? {
+            if interrupted() {
+                return Err(Interrupted.into());
+            }
+            let status = (!stop).then_some(status);
+            return Ok(Watched { status, cpu, peak_anon, peak_page_cache });
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The child's exit status and CPU use once it has exited (waiting for it
+/// if `block`), or `None` while it runs.
+fn reap(pid: libc::pid_t, block: bool) -> anyhow::Result<Option<(ExitStatus, CpuUse)>> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is valid; wait4 only writes to it and to status.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let flags = if block { 0 } else { libc::WNOHANG };
+    let reaped = unsafe { libc::wait4(pid, &mut status, flags, &mut usage) };
+    if reaped == 0 {
+        return Ok(None);
+    }
+    if reaped != pid {
+        let error = std::io::Error::last_os_error();
+        return Err(anyhow::Error::from(error).context("waiting for the trial process"));
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let cpu = CpuUse {
+        user_secs: secs(usage.ru_utime),
+        system_secs: secs(usage.ru_stime),
+        voluntary_switches: usage.ru_nvcsw as u64,
+        involuntary_switches: usage.ru_nivcsw as u64,
+    };
+    Ok(Some((ExitStatus::from_raw(status), cpu)))
+}
+
+/// The machine's CPU time so far, all CPUs: (steal, total), in clock ticks.
+fn cpu_times() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().next()?.strip_prefix("cpu ")?;
+    let fields: Vec<u64> = line.split_whitespace().filter_map(|f| f.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal; guest time is inside user.
+    Some((*fields.get(7)?, fields.iter().take(8).sum()))
+}
+
+/// Share of the machine's CPU time stolen by the hypervisor between two readings.
+fn steal_share(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> Option<f64> {
+    let ((steal0, total0), (steal1, total1)) = (before?, after?);
+    (total1 > total0).then(|| steal1.saturating_sub(steal0) as f64 / (total1 - total0) as f64)
 }
 
 /// What a finished worker's exit means: its report, or why there is none.
@@ -201,7 +269,6 @@ fn measured(report: WorkerReport, wall_secs: f64) -> Measurement {
     let user_bytes_written: u64 = report.phases.iter().map(|p| p.all_write_bytes).sum();
     let keys = report.engine.live_keys_estimate;
     Measurement {
-        status: Status::Ok,
         reason: None,
         wall_secs,
         ops_per_sec: overall_ops_per_sec(&report.phases),
@@ -215,5 +282,6 @@ fn measured(report: WorkerReport, wall_secs: f64) -> Measurement {
         user_bytes_written,
         phases: report.phases,
         engine: report.engine,
+        ..Measurement::not_run(Status::Ok, String::new())
     }
 }

@@ -13,16 +13,19 @@ mod worker;
 
 use std::time::Duration;
 
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
 use crate::dataset::Dataset;
 use crate::engine::Engine;
-use crate::record::{Measurement, OptionSet, Status};
+use crate::record::{Adjustment, Measurement, OptionSet, Status};
 use crate::space::Candidate;
 pub use child::ChildRunner;
 pub use interrupt::{stop_cleanly_on_interrupt, Interrupted};
 pub use workdir::warn_if_tmpfs;
-pub use worker::{dir_size, replay_workload, worker};
+pub use worker::{replay_workload, worker};
 
 /// Everything a runner needs to run one trial.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,6 +61,8 @@ pub struct Attempt {
     pub candidate: Candidate,
     /// The engine's absolute options as they ran.
     pub options: OptionSet,
+    /// Where what ran differs from what was asked.
+    pub adjusted: Vec<Adjustment>,
     pub measurement: Measurement,
 }
 
@@ -68,6 +73,20 @@ pub struct Request<'a> {
     pub dataset: &'a Dataset,
     pub budget: u64,
     pub seed: u64,
+}
+
+/// `(round, entrant)` for `rounds` rounds of `n` entrants, each round in its
+/// own seeded random order: drift and order effects hit every entrant alike,
+/// and each entrant's run pairs with the others' runs of the same round.
+pub fn rounds(n: usize, rounds: usize, seed: u64) -> Vec<(usize, usize)> {
+    (0..rounds)
+        .flat_map(|round| {
+            let mut order: Vec<usize> = (0..n).collect();
+            let round_seed = seed ^ 0xC0F1_A5E5 ^ (round as u64).wrapping_mul(0x9E37_79B9);
+            order.shuffle(&mut StdRng::seed_from_u64(round_seed));
+            order.into_iter().map(move |index| (round, index))
+        })
+        .collect()
 }
 
 /// Runs a candidate, unless the engine's memory model says it cannot fit the
@@ -94,5 +113,10 @@ pub fn attempt(
             runner.run(&spec, label, prune_after)?
         }
     };
-    Ok(Attempt { candidate: resolved.candidate, options: resolved.options, measurement })
+    Ok(Attempt {
+        candidate: resolved.candidate,
+        options: resolved.options,
+        adjusted: resolved.adjusted,
+        measurement,
+    })
 }

@@ -47,26 +47,13 @@ pub fn replay_workload(spec: &TrialSpec, db_dir: &Path) -> anyhow::Result<Worker
             run_phase(store.as_mut(), &mut phase).with_context(|| format!("phase {}", phase.name))?;
         phases.push(result);
     }
+    // What is still in memory goes to disk, unbilled: the size on disk is the data's.
     store.flush()?;
+    store.settle()?;
     let engine = store.metrics();
+    let disk_bytes = store.disk_bytes();
     drop(store);
-    Ok(WorkerReport { phases, engine, disk_bytes: dir_size(db_dir), peak_rss: peak_rss() })
-}
-
-/// Bytes of all files below `dir`.
-pub fn dir_size(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok())
-                .map(|e| match e.metadata() {
-                    Ok(m) if m.is_dir() => dir_size(&e.path()),
-                    Ok(m) => m.len(),
-                    Err(_) => 0,
-                })
-                .sum()
-        })
-        .unwrap_or(0)
+    Ok(WorkerReport { phases, engine, disk_bytes, peak_rss: peak_rss() })
 }
 
 /// This process's peak resident set (VmHWM), in bytes.

@@ -12,8 +12,8 @@
 use rocksdb::{BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, Options};
 
 use crate::budget::{ByteSize, MemoryModel, KIB, MIB};
-use crate::engine::{bad_value, EngineError, Resolved};
-use crate::record::OptionSet;
+use crate::engine::{bad_value, EngineError, Resolved, Scaling};
+use crate::record::{Adjustment, OptionSet};
 use crate::space::{Candidate, Value};
 
 /// Memory of the trial process besides the cache, memtables and index: the
@@ -32,6 +32,7 @@ pub(super) struct Knob {
     pub name: &'static str,
     pub help: &'static str,
     pub kind: Kind,
+    pub scaling: Scaling,
     /// Its value in RocksDB's defaults fitted to a budget of this many bytes.
     pub default: fn(u64) -> Value,
     /// Sets RocksDB's options for a value already checked against `kind`.
@@ -62,6 +63,7 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "block_cache_share",
         help: "block cache capacity as a share of the budget",
         kind: Kind::Share,
+        scaling: Scaling::Budget,
         // A third of the budget: the tuning guide's rule of thumb, and what
         // anyone sizing a cache for a budget does first.
         default: |_| Value::Float(1.0 / 3.0),
@@ -74,6 +76,7 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "max_write_buffer_number",
         help: "memtables per column family, active plus immutable",
         kind: Kind::Int { min: 2, max: 64 },
+        scaling: Scaling::Fixed,
         default: |_| Value::Int(2),
         apply: |b, v| {
             b.max_write_buffer_number = int(v) as i32;
@@ -84,11 +87,23 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "memtable_share",
         help: "all memtables (write_buffer_size x max_write_buffer_number) as a share of the budget",
         kind: Kind::Share,
+        scaling: Scaling::BudgetWithFloor,
         // RocksDB's 2 x 64 MiB, at most a quarter of a small budget.
         default: |budget| Value::Float((128.0 * MIB as f64 / budget as f64).min(0.25)),
         apply: |b, v| {
-            b.write_buffer_size =
-                (b.share(v) / b.max_write_buffer_number as u64).max(memtable_floor(b.budget));
+            let asked = b.share(v) / b.max_write_buffer_number as u64;
+            let floor = memtable_floor(b.budget);
+            b.write_buffer_size = asked.max(floor);
+            if asked < floor {
+                let ran = (floor * b.max_write_buffer_number as u64) as f64 / b.budget as f64;
+                let why = format!(
+                    "{} per memtable is below the floor at this budget, min(64 MiB, budget/32) = {}, so it ran \
+                     at the floor; at another budget the same share runs by the same rule",
+                    ByteSize(asked),
+                    ByteSize(floor)
+                );
+                b.adjust("memtable_share", Value::Float(ran), why);
+            }
             b.set_bytes("write_buffer_size", b.write_buffer_size, |o, size| {
                 o.set_write_buffer_size(size as usize)
             });
@@ -98,11 +113,15 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "min_write_buffer_number_to_merge",
         help: "immutable memtables merged into one flush",
         kind: Kind::Int { min: 1, max: 63 },
+        scaling: Scaling::Fixed,
         default: |_| Value::Int(1),
         apply: |b, v| {
             // RocksDB needs a memtable left to write to while others merge.
             let merge = int(v).min(b.max_write_buffer_number as i64 - 1);
-            b.ran_as("min_write_buffer_number_to_merge", Value::Int(merge));
+            if merge < int(v) {
+                let why = "RocksDB needs at least one memtable left to write to: at most max_write_buffer_number - 1";
+                b.replace("min_write_buffer_number_to_merge", Value::Int(merge), why.into());
+            }
             b.set("min_write_buffer_number_to_merge", merge, |o| {
                 o.set_min_write_buffer_number_to_merge(merge as i32)
             });
@@ -112,6 +131,7 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "target_file_size_x_memtable",
         help: "target_file_size_base as a multiple of write_buffer_size",
         kind: Kind::Float { min: 0.0 },
+        scaling: Scaling::Memtable,
         default: |_| Value::Float(1.0),
         apply: |b, v| {
             b.set_bytes("target_file_size_base", b.times_memtable(v), Options::set_target_file_size_base)
@@ -121,6 +141,7 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "level_base_x_memtable",
         help: "max_bytes_for_level_base as a multiple of write_buffer_size",
         kind: Kind::Float { min: 0.0 },
+        scaling: Scaling::Memtable,
         default: |_| Value::Float(4.0),
         apply: |b, v| {
             b.set_bytes(
@@ -134,6 +155,7 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "level0_file_num_compaction_trigger",
         help: "L0 files that start a compaction (slowdown and stop triggers follow)",
         kind: Kind::Int { min: 1, max: 1000 },
+        scaling: Scaling::Fixed,
         default: |_| Value::Int(4),
         apply: |b, v| {
             let trigger = int(v) as i32;
@@ -152,6 +174,7 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "compaction_style",
         help: "level or universal",
         kind: Kind::Choice(&["level", "universal"]),
+        scaling: Scaling::Fixed,
         default: |_| Value::from("level"),
         apply: |b, v| {
             b.set("compaction_style", text(v), |o| {
@@ -166,6 +189,7 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "compression",
         help: "compression of every level but the last: none, snappy, lz4, zstd",
         kind: Kind::Choice(COMPRESSIONS),
+        scaling: Scaling::Fixed,
         default: |_| Value::from("snappy"),
         apply: |b, v| b.set("compression", text(v), |o| o.set_compression_type(compression_type(text(v)))),
     },
@@ -173,6 +197,7 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "bottommost_compression",
         help: "compression of the last level: same, none, snappy, lz4, zstd",
         kind: Kind::Choice(&["same", "none", "snappy", "lz4", "zstd"]),
+        scaling: Scaling::Fixed,
         default: |_| Value::from("same"),
         apply: |b, v| {
             b.set("bottommost_compression", text(v), |o| {
@@ -186,6 +211,7 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "bloom_bits",
         help: "bloom filter bits per key, 0 for none",
         kind: Kind::Float { min: 0.0 },
+        scaling: Scaling::Fixed,
         default: |_| Value::Int(0),
         apply: |b, v| {
             b.bloom_bits_per_key = float(v);
@@ -199,6 +225,7 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "block_size",
         help: "data block size in bytes",
         kind: Kind::Int { min: 256, max: i64::MAX },
+        scaling: Scaling::Fixed,
         default: |_| Value::Int(4096),
         apply: |b, v| {
             b.block_size = int(v) as u64;
@@ -210,6 +237,7 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "cache_index_and_filter_blocks",
         help: "keep index and filter blocks in the block cache instead of beside it",
         kind: Kind::Flag,
+        scaling: Scaling::Fixed,
         default: |_| Value::Bool(false),
         apply: |b, v| {
             b.cache_index_and_filter_blocks = flag(v);
@@ -221,6 +249,7 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "load_mode",
         help: "how SST files are read: pread, mmap or direct (O_DIRECT reads, flushes and compactions)",
         kind: Kind::Choice(&["pread", "mmap", "direct"]),
+        scaling: Scaling::Fixed,
         default: |_| Value::from("pread"),
         apply: |b, v| {
             b.set("load_mode", text(v), |o| match text(v) {
@@ -237,6 +266,7 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "max_background_jobs",
         help: "flush and compaction threads",
         kind: Kind::Int { min: 1, max: 64 },
+        scaling: Scaling::Fixed,
         default: |_| Value::Int(2),
         apply: |b, v| b.set("max_background_jobs", int(v), |o| o.set_max_background_jobs(int(v) as i32)),
     },
@@ -244,6 +274,7 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "max_subcompactions",
         help: "threads one compaction may split into",
         kind: Kind::Int { min: 1, max: 64 },
+        scaling: Scaling::Fixed,
         default: |_| Value::Int(1),
         apply: |b, v| b.set("max_subcompactions", int(v), |o| o.set_max_subcompactions(int(v) as u32)),
     },
@@ -251,6 +282,7 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "enable_blob_files",
         help: "key-value separation: large values go to blob files",
         kind: Kind::Flag,
+        scaling: Scaling::Fixed,
         default: |_| Value::Bool(false),
         apply: |b, v| b.set("enable_blob_files", flag(v), |o| o.set_enable_blob_files(flag(v))),
     },
@@ -258,6 +290,7 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "min_blob_size",
         help: "values at least this large go to blob files when blobs are on",
         kind: Kind::Int { min: 0, max: i64::MAX },
+        scaling: Scaling::Fixed,
         default: |_| Value::Int(0),
         apply: |b, v| b.set("min_blob_size", int(v), |o| o.set_min_blob_size(int(v) as u64)),
     },
@@ -302,6 +335,17 @@ fn compression_type(name: &str) -> DBCompressionType {
 }
 
 impl Kind {
+    fn describe(&self) -> String {
+        match self {
+            Kind::Share => "a share from 0 to 1".into(),
+            Kind::Int { min, max } if *max == i64::MAX => format!("a whole number from {min}"),
+            Kind::Int { min, max } => format!("a whole number from {min} to {max}"),
+            Kind::Float { min } => format!("a number from {min}"),
+            Kind::Flag => "true or false".into(),
+            Kind::Choice(allowed) => format!("one of {}", allowed.join(", ")),
+        }
+    }
+
     /// `value` as this kind takes it: a number brought into range, or why not.
     fn check(&self, name: &str, value: &Value) -> Result<Value, EngineError> {
         let number = || value.as_f64().ok_or_else(|| bad_value(name, value, "a number"));
@@ -341,6 +385,7 @@ pub(super) struct Build {
     /// RocksDB's absolute options as they run, and as people read them.
     ran: OptionSet,
     shown: Vec<(String, String)>,
+    adjusted: Vec<Adjustment>,
 }
 
 impl Build {
@@ -370,16 +415,16 @@ impl Build {
             candidate: Candidate::new(),
             ran: OptionSet::new(),
             shown: vec![],
+            adjusted: vec![],
         };
         for knob in KNOBS {
             let asked = candidate.get(knob.name).cloned().unwrap_or_else(|| (knob.default)(budget));
             let value = knob.kind.check(knob.name, &asked)?;
-            // An integer brought into range is recorded as it runs.
-            let recorded = match (&knob.kind, &asked) {
-                (Kind::Int { .. }, Value::Int(_)) => value.clone(),
-                _ => asked,
-            };
-            build.candidate.insert(knob.name.to_string(), recorded);
+            build.candidate.insert(knob.name.to_string(), asked.clone());
+            if value.as_f64() != asked.as_f64() {
+                let why = format!("outside what RocksDB takes ({})", knob.kind.describe());
+                build.replace(knob.name, value.clone(), why);
+            }
             (knob.apply)(&mut build, &value);
         }
         Ok(build)
@@ -408,11 +453,17 @@ impl Build {
         self.ran.insert(name.to_string(), Value::from(bytes));
     }
 
-    /// Notes that a parameter runs at another value than the one asked.
-    fn ran_as(&mut self, name: &str, value: Value) {
-        if matches!(self.candidate.get(name), Some(Value::Int(_))) {
-            self.candidate.insert(name.to_string(), value);
-        }
+    /// Notes that a parameter runs at `ran` at this budget, keeping the asked
+    /// value in the candidate: at another budget it may run as asked.
+    fn adjust(&mut self, param: &str, ran: Value, why: String) {
+        let asked = self.candidate.get(param).cloned().unwrap_or(Value::Int(0));
+        self.adjusted.push(Adjustment { param: param.to_string(), asked, ran, why });
+    }
+
+    /// Notes that a parameter runs at `ran` at every budget, and records it so.
+    fn replace(&mut self, param: &str, ran: Value, why: String) {
+        self.adjust(param, ran.clone(), why);
+        self.candidate.insert(param.to_string(), ran);
     }
 
     /// What this option set holds in memory.
@@ -437,6 +488,7 @@ impl Build {
             options: self.ran.clone(),
             shown: self.shown.clone(),
             memory: self.memory(),
+            adjusted: self.adjusted.clone(),
         }
     }
 

@@ -5,16 +5,18 @@
 
 mod knobs;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context;
+use rocksdb::properties::{self, PropName};
 use rocksdb::statistics::Ticker;
-use rocksdb::{Cache, Options, WriteBatch, DB};
+use rocksdb::{Cache, Options, WaitForCompactOptions, WriteBatch, DB};
 
-use super::{Engine, EngineError, KvStore, ParamDoc, Read, Resolved};
+use super::{dir_size, Engine, EngineError, KvStore, ParamDoc, Read, Resolved};
 use crate::budget::ByteSize;
 use crate::dataset::ops::{Batch, OpKind};
-use crate::record::EngineMetrics;
+use crate::record::{EngineMemory, EngineMetrics};
 use crate::space::Candidate;
 pub use knobs::memtable_floor;
 use knobs::{Build, KNOBS};
@@ -28,7 +30,7 @@ impl Engine for RocksDb {
     }
 
     fn params(&self) -> Vec<ParamDoc> {
-        KNOBS.iter().map(|k| ParamDoc { name: k.name, help: k.help }).collect()
+        KNOBS.iter().map(|k| ParamDoc { name: k.name, help: k.help, scaling: k.scaling }).collect()
     }
 
     /// RocksDB's defaults fitted to the budget: every option at its default,
@@ -76,9 +78,13 @@ impl Engine for RocksDb {
     }
 }
 
+/// Longest kvtune waits for RocksDB's background work to finish.
+const SETTLE_LIMIT: Duration = Duration::from_secs(3600);
+
 /// A running RocksDB database.
 struct RocksStore {
     db: DB,
+    dir: PathBuf,
     options: Options,
     _cache: Option<Cache>,
 }
@@ -87,7 +93,11 @@ impl RocksStore {
     fn open(dir: &Path, build: Build) -> anyhow::Result<Self> {
         let (options, cache) = build.into_options();
         let db = DB::open(&options, dir).with_context(|| format!("opening RocksDB in {}", dir.display()))?;
-        Ok(RocksStore { db, options, _cache: cache })
+        Ok(RocksStore { db, dir: dir.to_path_buf(), options, _cache: cache })
+    }
+
+    fn property(&self, name: &PropName) -> u64 {
+        self.db.property_int_value(name).ok().flatten().unwrap_or(0)
     }
 }
 
@@ -137,6 +147,32 @@ impl KvStore for RocksStore {
         Ok(self.db.flush()?)
     }
 
+    /// RocksDB's own wait for every running and scheduled flush and
+    /// compaction, including those they trigger in turn.
+    fn settle(&mut self) -> anyhow::Result<()> {
+        let mut wait = WaitForCompactOptions::default();
+        wait.set_timeout(SETTLE_LIMIT.as_micros() as u64);
+        self.db.wait_for_compact(&wait).with_context(|| {
+            format!(
+                "waiting up to {} s for RocksDB's flushes and compactions to finish",
+                SETTLE_LIMIT.as_secs()
+            )
+        })
+    }
+
+    fn memory(&self) -> EngineMemory {
+        EngineMemory {
+            block_cache: self.property(properties::BLOCK_CACHE_USAGE),
+            block_cache_pinned: self.property(properties::BLOCK_CACHE_PINNED_USAGE),
+            memtables: self.property(properties::CUR_SIZE_ALL_MEM_TABLES),
+            table_readers: self.property(properties::ESTIMATE_TABLE_READERS_MEM),
+        }
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        dir_size(&self.dir)
+    }
+
     fn metrics(&self) -> EngineMetrics {
         let t = |ticker| self.options.get_ticker_count(ticker);
         EngineMetrics {
@@ -148,12 +184,7 @@ impl KvStore for RocksStore {
             block_cache_misses: t(Ticker::BlockCacheMiss),
             bloom_useful: t(Ticker::BloomFilterUseful),
             bloom_checked: t(Ticker::BloomFilterUseful) + t(Ticker::BloomFilterFullPositive),
-            live_keys_estimate: self
-                .db
-                .property_int_value("rocksdb.estimate-num-keys")
-                .ok()
-                .flatten()
-                .unwrap_or(0),
+            live_keys_estimate: self.property(properties::ESTIMATE_NUM_KEYS),
         }
     }
 }

@@ -1,0 +1,142 @@
+//! `kvtune compare` and the machinery `bench` shares with it: option sets
+//! (presets or `defaults`, changed by `--set`) run side by side in rounds.
+
+use std::path::Path;
+
+use anyhow::{bail, Context};
+
+use super::{pick_scale, runner};
+use crate::budget::ByteSize;
+use crate::cli::{Common, CompareArgs, Target};
+use crate::dataset::Dataset;
+use crate::engine::{self, Engine};
+use crate::outcome::Comparison;
+use crate::report::text::{comparison_table, Layout};
+use crate::report::Preset;
+use crate::scale::Scale;
+use crate::space::{Candidate, Setting};
+use crate::study::compare::{measure, tabulate, Sides};
+use crate::trial::{self, Request};
+
+pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
+    let layout = if args.markdown { Layout::Markdown } else { Layout::Text };
+    let comparison = run(&args.sets, &args.target, args.repeat, &args.common, 1)?;
+    print(&comparison, &args.common, layout)
+}
+
+/// Prints a comparison as its table, or as JSON; fails if a side never succeeded.
+pub(super) fn print(comparison: &Comparison, common: &Common, layout: Layout) -> anyhow::Result<()> {
+    if common.json {
+        println!("{}", serde_json::to_string_pretty(comparison)?);
+    } else {
+        print!("{}", comparison_table(comparison, layout));
+    }
+    if let Some(side) = comparison.sides.iter().find(|s| !s.runs.iter().any(|m| m.ok())) {
+        bail!("no run of {} succeeded", side.label);
+    }
+    Ok(())
+}
+
+/// An option set as named on the command line.
+struct Named {
+    label: String,
+    preset: Option<Preset>,
+}
+
+fn load(spec: &str) -> anyhow::Result<Named> {
+    let preset = (spec != "defaults").then(|| Preset::load(Path::new(spec))).transpose()?;
+    Ok(Named { label: spec.to_string(), preset })
+}
+
+/// `named`'s candidate at the full budget, with `settings` applied.
+fn candidate(
+    named: &Named,
+    settings: &[Setting],
+    engine: &dyn Engine,
+    full_budget: u64,
+) -> anyhow::Result<Candidate> {
+    let mut candidate = match &named.preset {
+        Some(p) => engine.complete(&p.candidate, full_budget),
+        None => engine.defaults(full_budget),
+    };
+    candidate.extend(settings.iter().map(|s| (s.name.clone(), s.value.clone())));
+    engine.resolve(&candidate, full_budget).with_context(|| format!("option set {}", named.label))?;
+    Ok(candidate)
+}
+
+/// Runs the option sets `specs` side by side, `repeat` rounds; `--set`
+/// changes every set from index `first_changed` on.
+pub(super) fn run(
+    specs: &[String],
+    target: &Target,
+    repeat: usize,
+    common: &Common,
+    first_changed: usize,
+) -> anyhow::Result<Comparison> {
+    if repeat == 0 {
+        bail!("--repeat 0: give at least 1");
+    }
+    let named: Vec<Named> = specs.iter().map(|s| load(s)).collect::<anyhow::Result<_>>()?;
+    let first_preset = named.iter().find_map(|n| n.preset.as_ref());
+    let engine = engine::find(first_preset.map_or("rocksdb", |p| p.engine.as_str()))?;
+    let full_budget = match (target.budget, first_preset) {
+        (Some(b), _) => b.0,
+        (None, Some(p)) => p.budget_bytes,
+        (None, None) => bail!("--budget is required when no preset is given"),
+    };
+    let dataset_name = target.dataset.clone().or_else(|| first_preset.map(|p| p.dataset.clone()));
+    let dataset = Dataset::find(&dataset_name.context("--dataset is required when no preset is given")?)?;
+    let mut labels = vec![];
+    let mut candidates = vec![];
+    for (i, n) in named.iter().enumerate() {
+        let settings = if i >= first_changed { target.settings.as_slice() } else { &[] };
+        candidates.push(candidate(n, settings, engine, full_budget)?);
+        let changes: Vec<String> = settings.iter().map(|s| s.to_string()).collect();
+        labels.push(if changes.is_empty() {
+            n.label.clone()
+        } else {
+            format!("{}+{}", n.label, changes.join(","))
+        });
+    }
+    let runner = runner(common)?;
+    let asked = match (common.scale, first_preset) {
+        (Some(scale), _) => Some((scale, "as asked (--scale)")),
+        (None, Some(p)) => Some((
+            p.scale.parse::<Scale>().with_context(|| format!("preset {}", specs[0]))?,
+            "the preset was measured at (--scale changes it)",
+        )),
+        (None, None) => None,
+    };
+    let choice = pick_scale(common, asked, engine, &dataset, full_budget, &runner)?;
+    let budget = choice.scale.apply(full_budget);
+    if !common.json {
+        eprintln!(
+            "kvtune: {} at budget {} (scale {}, {}): {repeat} rounds",
+            labels.join(" vs "),
+            ByteSize(full_budget),
+            choice.scale,
+            choice.reason
+        );
+    }
+    trial::stop_cleanly_on_interrupt();
+    let requests = candidates
+        .iter()
+        .map(|candidate| Request { engine, candidate, dataset: &dataset, budget, seed: common.seed })
+        .collect();
+    let sides = Sides { labels, requests };
+    let json = common.json;
+    let mut log = |round: usize, label: &str, m: &crate::record::Measurement| {
+        if !json {
+            let detail = m.reason.as_deref().unwrap_or("");
+            eprintln!(
+                "round {}: {label}: {} {:.0} ops/s in {:.1} s {detail}",
+                round + 1,
+                m.status,
+                m.ops_per_sec,
+                m.wall_secs
+            );
+        }
+    };
+    let runs = measure(&runner, &sides, repeat, common.seed, &mut log)?;
+    Ok(tabulate(runs, &dataset.name, full_budget, choice.scale, common.seed))
+}
