@@ -9,6 +9,7 @@ use crate::budget::ByteSize;
 use crate::scale::{Scale, VerifyAt};
 use crate::search::Strategy;
 use crate::space::Setting;
+use crate::trial::CpuList;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -41,6 +42,8 @@ pub enum Command {
     Bench(BenchArgs),
     /// Measure option sets side by side in paired rounds and print a benchstat-style table of every metric.
     Compare(CompareArgs),
+    /// List the built-in datasets, or describe one: its source, phases, op mix and size at a budget.
+    Datasets(DatasetsArgs),
     /// Run one trial in this process (kvtune starts this itself).
     #[command(hide = true)]
     TrialWorker(WorkerArgs),
@@ -65,6 +68,15 @@ pub struct Common {
     /// Print machine-readable JSON on stdout instead of the summary (progress still goes to stderr).
     #[arg(long)]
     pub json: bool,
+    /// Pin each trial (all its threads) to these CPUs, e.g. 1 or 0-3.
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<CpuList>,
+    /// Write back and drop the page cache before each trial (needs root).
+    #[arg(long)]
+    pub drop_caches: bool,
+    /// Seconds to pause before each trial, so the last one's writeback is over.
+    #[arg(long, value_name = "SECS", default_value_t = 0.0)]
+    pub cooldown: f64,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -72,12 +84,16 @@ pub struct TuneArgs {
     /// Memory budget of the engine process, page cache included: 512M, 8G, 128GiB (K, M, G, T are powers of 1024).
     #[arg(long, value_name = "SIZE", required_unless_present = "resume")]
     pub budget: Option<ByteSize>,
-    /// Workload to replay: a built-in dataset (spork) or the path of a dataset .toml file.
+    /// Workload to replay: a built-in dataset (see `kvtune datasets`) or the path of a dataset .toml file.
     #[arg(long, value_name = "NAME|FILE", required_unless_present = "resume")]
     pub dataset: Option<String>,
+    /// User data over the budget, e.g. 4 for data four times larger than memory; default: the modelled
+    /// system's own ratio. Kept when kvtune scales the run.
+    #[arg(long, value_name = "R")]
+    pub data_ratio: Option<f64>,
     /// Continue an interrupted study from its output folder (its journal.jsonl): the trials it
     /// recorded are kept and it goes on with the settings it was started with.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "out", "space", "trials", "strategy", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "trials", "strategy", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed"])]
     pub resume: Option<PathBuf>,
     /// Search trials, the defaults included (confirmation runs come on top).
     #[arg(long, value_name = "N", default_value_t = 12)]
@@ -116,6 +132,9 @@ pub struct Target {
     /// Memory budget; default: the (first) preset's.
     #[arg(long, value_name = "SIZE")]
     pub budget: Option<ByteSize>,
+    /// User data over the budget; default: the preset's, else the modelled system's own ratio.
+    #[arg(long, value_name = "R")]
+    pub data_ratio: Option<f64>,
     /// Changes a parameter, e.g. --set bloom_bits=10 (repeatable). `bench` changes its option set; `compare` changes
     /// every option set but the first (the baseline), so `compare defaults defaults --set bloom_bits=10` shows
     /// what bloom_bits=10 does.
@@ -153,6 +172,24 @@ pub struct CompareArgs {
     pub target: Target,
     #[command(flatten)]
     pub common: Common,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DatasetsArgs {
+    /// A built-in dataset or a dataset file to describe; none lists the built-in ones.
+    pub name: Option<String>,
+    /// The budget to size it for.
+    #[arg(long, value_name = "SIZE", default_value = "1G")]
+    pub budget: ByteSize,
+    /// Scale applied to the budget, as a study would.
+    #[arg(long, value_name = "S")]
+    pub scale: Option<Scale>,
+    /// Data over budget to size it for, instead of the modelled system's own.
+    #[arg(long, value_name = "R")]
+    pub data_ratio: Option<f64>,
+    /// Seed of the generator.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
 }
 
 #[derive(Debug, Clone, Args)]

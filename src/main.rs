@@ -10,6 +10,7 @@ fn main() -> ExitCode {
         Some(Command::Tune(args)) => commands::tune(args),
         Some(Command::Bench(args)) => commands::bench(args),
         Some(Command::Compare(args)) => commands::compare(args),
+        Some(Command::Datasets(args)) => commands::datasets(args),
         Some(Command::TrialWorker(args)) => commands::worker(args),
         None => commands::tune(cli.tune),
     };

@@ -228,6 +228,10 @@ pub struct Measurement {
     /// Size on disk after the last phase, flushed and settled.
     pub disk_bytes: u64,
     pub bytes_per_key: Option<f64>,
+    /// Disk bytes per unit of data where the dataset counts in one (bytes
+    /// per point for time series), with the unit's name.
+    #[serde(default)]
+    pub bytes_per_unit: Option<(String, f64)>,
     /// Peak memory of the trial process: from the cgroup where there is one
     /// (page cache included), else its peak RSS.
     pub peak_memory: u64,
@@ -264,6 +268,7 @@ impl Measurement {
             stall_secs: 0.0,
             disk_bytes: 0,
             bytes_per_key: None,
+            bytes_per_unit: None,
             peak_memory: 0,
             peak_rss: 0,
             memory_source: String::new(),
@@ -341,11 +346,18 @@ pub fn metrics(m: &Measurement) -> Vec<Metric> {
         push(format!("{n} p95 us"), Lower, Some(p.latency.p95_us));
         push(format!("{n} p99 us"), Lower, Some(p.latency.p99_us));
         push(format!("{n} p99.9 us"), Lower, Some(p.latency.p999_us));
+        for c in &p.calls {
+            push(format!("{n} {} time %", c.kind), Neither, Some(c.share_of_time * 100.0));
+            push(format!("{n} {} p99 us", c.kind), Lower, Some(c.latency.p99_us));
+        }
     }
     push("write amplification".into(), Lower, m.write_amplification);
     push("stall s".into(), Lower, Some(m.stall_secs));
     push("disk MiB".into(), Lower, Some(m.disk_bytes as f64 / MIB_F));
     push("bytes/key".into(), Lower, m.bytes_per_key);
+    if let Some((unit, bytes)) = &m.bytes_per_unit {
+        push(format!("bytes/{unit}"), Lower, Some(*bytes));
+    }
     push("peak memory MiB".into(), Lower, Some(m.peak_memory as f64 / MIB_F));
     push("peak anon MiB".into(), Lower, (m.peak_anon > 0).then(|| m.peak_anon as f64 / MIB_F));
     push("peak page cache MiB".into(), Neither, (m.peak_anon > 0).then(|| m.peak_page_cache as f64 / MIB_F));

@@ -8,13 +8,14 @@ use kvtune::engine::{rocksdb::RocksDb, Engine};
 use kvtune::record::Status;
 use kvtune::space::{Candidate, Value};
 use kvtune::trial::cgroup::{CgroupError, MemoryCgroup};
-use kvtune::trial::{ChildRunner, TrialRunner, TrialSpec};
+use kvtune::trial::{ChildRunner, Quiet, TrialRunner, TrialSpec};
 
 fn runner(dir: &std::path::Path) -> ChildRunner {
     ChildRunner {
         exe: env!("CARGO_BIN_EXE_kvtune").into(),
         workdir: dir.to_path_buf(),
         timeout: Duration::from_secs(300),
+        quiet: Quiet::default(),
     }
 }
 

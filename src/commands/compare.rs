@@ -85,7 +85,10 @@ pub(super) fn run(
         (None, None) => bail!("--budget is required when no preset is given"),
     };
     let dataset_name = target.dataset.clone().or_else(|| first_preset.map(|p| p.dataset.clone()));
-    let dataset = Dataset::find(&dataset_name.context("--dataset is required when no preset is given")?)?;
+    let mut dataset = Dataset::find(&dataset_name.context("--dataset is required when no preset is given")?)?;
+    if let Some(ratio) = target.data_ratio.or(first_preset.and_then(|p| p.data_ratio)) {
+        dataset = dataset.with_data_ratio(ratio)?;
+    }
     let mut labels = vec![];
     let mut candidates = vec![];
     for (i, n) in named.iter().enumerate() {

@@ -3,6 +3,7 @@
 
 mod bench;
 mod compare;
+mod datasets;
 mod tune;
 mod worker;
 
@@ -13,6 +14,7 @@ use anyhow::bail;
 
 pub use bench::bench;
 pub use compare::compare;
+pub use datasets::datasets;
 pub use tune::tune;
 pub use worker::worker;
 
@@ -21,13 +23,18 @@ use crate::cli::Common;
 use crate::dataset::Dataset;
 use crate::engine::Engine;
 use crate::scale::{self, Scale, ScaleChoice};
-use crate::trial::{self, ChildRunner, Request};
+use crate::trial::{self, ChildRunner, Quiet, Request};
 
 /// The trial runner: child processes whose trials stop at ten times the target length.
 fn runner(common: &Common) -> anyhow::Result<ChildRunner> {
     trial::warn_if_tmpfs(&common.workdir);
     let timeout = Duration::from_secs_f64((common.trial_seconds * 10.0).max(60.0));
-    ChildRunner::new(absolute(&common.workdir)?, timeout)
+    let quiet = Quiet {
+        cpus: common.cpus.clone().map(|c| c.0),
+        drop_caches: common.drop_caches,
+        cooldown: Duration::from_secs_f64(common.cooldown.max(0.0)),
+    };
+    ChildRunner::new(absolute(&common.workdir)?, timeout, quiet)
 }
 
 fn absolute(path: &Path) -> anyhow::Result<PathBuf> {

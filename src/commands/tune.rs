@@ -23,7 +23,10 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
     }
     let engine = engine::find("rocksdb")?;
     let full_budget = args.budget.context("--budget is required")?.0;
-    let dataset = Dataset::find(args.dataset.as_deref().context("--dataset is required")?)?;
+    let mut dataset = Dataset::find(args.dataset.as_deref().context("--dataset is required")?)?;
+    if let Some(ratio) = args.data_ratio {
+        dataset = dataset.with_data_ratio(ratio)?;
+    }
     let space = Space::find(&args.space, &engine.param_names())?;
     engine.check_space(&space, full_budget)?;
     check_study_size(&args)?;

@@ -23,7 +23,23 @@ pub struct Dataset {
     pub name: String,
     #[serde(default)]
     pub description: String,
+    /// The real system modelled and the sources read for it.
+    #[serde(default)]
+    pub source: String,
     pub generator: String,
+    /// User data written over the budget. Unset: the modelled system's own
+    /// ratio (what the generator's parameters give); set (`--data-ratio`)
+    /// to study data larger or smaller than memory. Kept under scaling.
+    #[serde(default)]
+    pub data_ratio: Option<f64>,
+    /// How many leading key bytes the reads stay within (a register's
+    /// versions, a trace's events): what a prefix extractor would use.
+    #[serde(default)]
+    pub prefix_len: Option<u16>,
+    /// What this dataset's users optimise: `throughput` (whole replay),
+    /// `phase:NAME` (one phase's throughput), or `bytes_per_key`.
+    #[serde(default)]
+    pub objective: Option<String>,
     #[serde(default)]
     pub spork: Option<spork::SporkParams>,
 }
@@ -42,16 +58,29 @@ pub enum DatasetError {
 
 /// One phase of a workload.
 pub struct Phase {
-    pub name: &'static str,
+    pub name: String,
     pub source: Box<dyn OpSource + Send>,
     /// Leading operations run but not counted.
     pub warmup_ops: u64,
 }
 
+/// What a dataset's users count their data in besides keys (InfluxDB's
+/// points), so disk size is also given per unit, as they quote it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DataUnit {
+    pub name: String,
+    /// Units the whole workload writes.
+    pub count: u64,
+}
+
 /// A dataset sized for one budget: it makes the phases' sources.
 pub trait Workload {
     fn shape(&self) -> Shape;
-    fn phase_names(&self) -> Vec<&'static str>;
+    fn phase_names(&self) -> Vec<String>;
+    /// The unit its users count data in, if not keys.
+    fn data_unit(&self) -> Option<DataUnit> {
+        None
+    }
     /// The phases in order, deterministic for the seed.
     fn phases(&self, seed: u64) -> Vec<Phase>;
 }
@@ -86,12 +115,43 @@ impl Dataset {
         }
     }
 
-    /// The workload at a budget of `budget` bytes (already scaled).
+    /// The workload at a budget of `budget` bytes (already scaled), its
+    /// data `data_ratio` times the budget where that is set.
     pub fn workload(&self, budget: u64) -> Box<dyn Workload> {
+        let native = self.build(budget, 1.0);
+        match self.data_ratio {
+            None => native,
+            Some(ratio) => {
+                self.build(budget, ratio * budget as f64 / native.shape().user_bytes.max(1) as f64)
+            }
+        }
+    }
+
+    /// User data over the budget at the generator's own sizes.
+    pub fn native_ratio(&self, budget: u64) -> f64 {
+        self.build(budget, 1.0).shape().user_bytes as f64 / budget.max(1) as f64
+    }
+
+    /// The generator's workload at `budget`, every count times `size`.
+    fn build(&self, budget: u64, size: f64) -> Box<dyn Workload> {
         match &self.spork {
-            Some(params) => Box::new(spork::Spork::new(params.clone(), budget)),
+            Some(params) => Box::new(spork::Spork::new(params.clone(), budget, size)),
             None => unreachable!("checked when parsed"),
         }
+    }
+
+    /// This dataset with its data `ratio` times the budget.
+    pub fn with_data_ratio(mut self, ratio: f64) -> Result<Self, DatasetError> {
+        if !(ratio.is_finite() && ratio > 0.0) {
+            return Err(DatasetError::Parse {
+                path: self.name.clone(),
+                message: format!(
+                    "data ratio {ratio}: give a number above 0, e.g. 0.5 (data half the budget) or 4"
+                ),
+            });
+        }
+        self.data_ratio = Some(ratio);
+        Ok(self)
     }
 }
 

@@ -1,6 +1,6 @@
 //! The operation stream a dataset produces and the replay driver consumes.
-//! Keys live in one byte arena per batch and values are slices of a shared
-//! corpus, so generating a batch allocates nothing once warm.
+//! Keys live in one byte arena per batch and values are slices of a corpus
+//! the source owns, so generating a batch allocates nothing once warm.
 
 use std::ops::Range;
 
@@ -10,17 +10,50 @@ use std::ops::Range;
 pub enum OpKind {
     Put,
     Delete,
+    /// Delete of a key written once (RocksDB's SingleDelete).
+    SingleDelete,
+    /// Delete of every key in `[start, end)`; the key holds start then end,
+    /// `arg` is the start's length.
+    DeleteRange,
+    /// A merge operand; replayed as a put of it (kvtune cannot know the
+    /// application's merge operator).
+    Merge,
     Get,
-    /// Latest entry at or below the key whose first `prefix_len` bytes match.
+    /// One of a run of point reads issued as one call (consecutive MultiGet
+    /// ops of a batch form the call).
+    MultiGet,
+    /// Latest entry at or below the key, within the first `prefix` bytes.
     SeekForPrev,
-    /// Forward scan of up to `limit` entries sharing the key as prefix.
+    /// Seek to the key and read up to `arg` entries forward, within its
+    /// first `prefix` bytes (0: unbounded).
     Scan,
+    /// Compacts `[start, end)` now, as an application's maintenance does;
+    /// the key holds start then end, `arg` is the start's length.
+    CompactRange,
 }
 
 impl OpKind {
+    /// Writes go to the engine as one atomic batch per run of writes.
     pub fn is_write(self) -> bool {
-        matches!(self, OpKind::Put | OpKind::Delete)
+        matches!(
+            self,
+            OpKind::Put | OpKind::Delete | OpKind::SingleDelete | OpKind::DeleteRange | OpKind::Merge
+        )
     }
+
+    /// Every kind, for readers and tables.
+    pub const ALL: [OpKind; 10] = [
+        OpKind::Put,
+        OpKind::Delete,
+        OpKind::SingleDelete,
+        OpKind::DeleteRange,
+        OpKind::Merge,
+        OpKind::Get,
+        OpKind::MultiGet,
+        OpKind::SeekForPrev,
+        OpKind::Scan,
+        OpKind::CompactRange,
+    ];
 }
 
 /// One operation; `key` indexes the batch's key arena, `value` the corpus.
@@ -29,12 +62,14 @@ pub struct Op {
     pub kind: OpKind,
     pub key: Range<u32>,
     pub value: Range<u32>,
-    /// Prefix length for `SeekForPrev`, entry limit for `Scan`.
+    /// Entry limit for `Scan`; start key length for `DeleteRange` and `CompactRange`.
     pub arg: u32,
+    /// Bytes of the key a `Scan` or `SeekForPrev` stays within (0: unbounded).
+    pub prefix: u16,
 }
 
-/// A group of operations. Writes in a batch are applied atomically as one
-/// engine write; reads are issued one by one.
+/// A group of operations, applied in order: each run of consecutive writes
+/// as one atomic engine write, each read as its own call.
 #[derive(Debug, Default, Clone)]
 pub struct Batch {
     pub keys: Vec<u8>,
@@ -51,15 +86,42 @@ impl Batch {
         &self.keys[op.key.start as usize..op.key.end as usize]
     }
 
-    /// Appends an operation whose key is built by `write_key`.
+    /// The start and end keys of a `DeleteRange` or `CompactRange`.
+    pub fn range(&self, op: &Op) -> (&[u8], &[u8]) {
+        self.key(op).split_at((op.arg as usize).min(op.key.len()))
+    }
+
+    /// Appends a write whose key is built by `write_key`.
     pub fn push(&mut self, kind: OpKind, write_key: impl FnOnce(&mut Vec<u8>), value: Range<u32>, arg: u32) {
+        self.push_op(kind, write_key, value, arg, 0);
+    }
+
+    /// Appends a read whose key is built by `write_key`, staying within its
+    /// first `prefix` bytes (0: unbounded).
+    pub fn push_read(&mut self, kind: OpKind, write_key: impl FnOnce(&mut Vec<u8>), limit: u32, prefix: u16) {
+        self.push_op(kind, write_key, 0..0, limit, prefix);
+    }
+
+    /// Appends a `DeleteRange` or `CompactRange` of `[start, end)`.
+    pub fn push_range(&mut self, kind: OpKind, start: &[u8], end: &[u8]) {
+        self.push_op(kind, |k| k.extend_from_slice(&[start, end].concat()), 0..0, start.len() as u32, 0);
+    }
+
+    fn push_op(
+        &mut self,
+        kind: OpKind,
+        write_key: impl FnOnce(&mut Vec<u8>),
+        value: Range<u32>,
+        arg: u32,
+        prefix: u16,
+    ) {
         let start = self.keys.len() as u32;
         write_key(&mut self.keys);
         let key = start..self.keys.len() as u32;
-        self.ops.push(Op { kind, key, value, arg });
+        self.ops.push(Op { kind, key, value, arg, prefix });
     }
 
-    /// User bytes this batch writes (keys and values of puts and deletes).
+    /// User bytes this batch writes (keys and values of its writes).
     pub fn write_bytes(&self) -> u64 {
         self.ops.iter().filter(|op| op.kind.is_write()).map(|op| (op.key.len() + op.value.len()) as u64).sum()
     }
@@ -70,6 +132,6 @@ impl Batch {
 pub trait OpSource {
     /// Fills `batch` with the next batch; returns false when the phase is over.
     fn next_batch(&mut self, batch: &mut Batch) -> bool;
-    /// Bytes the value ranges of this source's ops point into.
+    /// Bytes the value ranges of the last batch's ops point into.
     fn corpus(&self) -> &[u8];
 }

@@ -23,10 +23,16 @@ pub const REGISTER: u8 = 0x06;
 pub const LISTS: [u8; 5] = [0x07, 0x08, 0x09, 0x0A, 0x0B];
 /// Records by id: transaction, result, collection.
 pub const BY_ID: [u8; 3] = [0x10, 0x11, 0x12];
+const PHASES: [&str; 3] = ["bootstrap", "index", "serve"];
+
 /// Height of the root checkpoint the bootstrap writes at.
 pub const ROOT_HEIGHT: u64 = 40_000_000;
 /// Register key: prefix + path(32) + height(8).
 pub const REGISTER_KEY_LEN: usize = 41;
+/// A register's versions share prefix + path: a reverse seek stays within it.
+pub const REGISTER_PREFIX_LEN: u16 = 33;
+/// Height-keyed records: prefix + height(8); an event scan stays within it.
+pub const HEIGHT_KEY_LEN: u16 = 9;
 /// The value corpus: a 64th of the budget, from 1 to 8 MiB, so the generator's
 /// own memory stays a small part of what the cgroup counts.
 const CORPUS_SHARE_OF_BUDGET: u64 = 64;
@@ -107,9 +113,10 @@ pub struct Spork {
 }
 
 impl Spork {
-    pub fn new(params: SporkParams, budget: u64) -> Self {
+    /// The spork workload at `budget` bytes, every count times `size`.
+    pub fn new(params: SporkParams, budget: u64, size: f64) -> Self {
         let gib = budget as f64 / GIB as f64;
-        let count = |per_gib: f64, min: f64| (per_gib * gib).max(min).round() as u64;
+        let count = |per_gib: f64, min: f64| (per_gib * gib * size).max(min).round() as u64;
         Spork {
             registers: count(params.registers_per_budget_gib, 1000.0),
             blocks: count(params.blocks_per_budget_gib, 10.0),
@@ -149,8 +156,8 @@ impl Workload for Spork {
         }
     }
 
-    fn phase_names(&self) -> Vec<&'static str> {
-        vec!["bootstrap", "index", "serve"]
+    fn phase_names(&self) -> Vec<String> {
+        PHASES.iter().map(|p| p.to_string()).collect()
     }
 
     fn phases(&self, seed: u64) -> Vec<Phase> {
@@ -161,7 +168,7 @@ impl Workload for Spork {
         let block_ops = self.blocks * self.ops_per_block();
         vec![
             Phase {
-                name: "bootstrap",
+                name: PHASES[0].into(),
                 warmup_ops: warmup(self.registers),
                 source: Box::new(Bootstrap {
                     common: common.clone(),
@@ -170,12 +177,12 @@ impl Workload for Spork {
                 }),
             },
             Phase {
-                name: "index",
+                name: PHASES[1].into(),
                 warmup_ops: warmup(block_ops),
                 source: Box::new(Index { common: common.clone(), block: 0, blocks: self.blocks }),
             },
             Phase {
-                name: "serve",
+                name: PHASES[2].into(),
                 warmup_ops: warmup(self.reads),
                 source: Box::new(Serve {
                     common,
@@ -390,12 +397,22 @@ impl OpSource for Serve {
             let height = self.recent_height(&mut rng);
             if u < p.serve_register_share {
                 let register = c.hot_register(&mut rng);
-                batch.push(OpKind::SeekForPrev, |k| c.push_register_key(k, register, height), 0..0, 33);
+                batch.push_read(
+                    OpKind::SeekForPrev,
+                    |k| c.push_register_key(k, register, height),
+                    1,
+                    REGISTER_PREFIX_LEN,
+                );
             } else if u < p.serve_register_share + p.serve_event_share {
-                batch.push(OpKind::Scan, |k| push_height_key(k, EVENTS, height), 0..0, EVENTS_PER_SCAN);
+                batch.push_read(
+                    OpKind::Scan,
+                    |k| push_height_key(k, EVENTS, height),
+                    EVENTS_PER_SCAN,
+                    HEIGHT_KEY_LEN,
+                );
             } else {
                 let tx = rng.random_range(0..p.transactions_per_block.max(1));
-                batch.push(OpKind::Get, |k| transaction_key(k, c.seed, BY_ID[0], height, tx), 0..0, 0);
+                batch.push_read(OpKind::Get, |k| transaction_key(k, c.seed, BY_ID[0], height, tx), 1, 0);
             }
         }
         self.done = end;
@@ -414,7 +431,7 @@ mod tests {
 
     fn small() -> Spork {
         let dataset = Dataset::find("spork").unwrap();
-        Spork::new(dataset.spork.unwrap(), 16 << 20)
+        Spork::new(dataset.spork.unwrap(), 16 << 20, 1.0)
     }
 
     fn drain(source: &mut dyn OpSource) -> Vec<Batch> {

@@ -9,20 +9,26 @@ pub mod rocksdb;
 use std::path::Path;
 
 use crate::budget::MemoryModel;
-use crate::dataset::ops::Batch;
+use crate::dataset::ops::{Batch, Op};
 use crate::record::{Adjustment, EngineMemory, EngineMetrics, OptionSet};
 use crate::space::{Candidate, Domain, Space, Value};
 
 /// The operations the replay driver issues.
 pub trait KvStore {
-    /// Applies the writes of `batch` atomically; values are slices of `corpus`.
-    fn write(&mut self, batch: &Batch, corpus: &[u8]) -> anyhow::Result<()>;
+    /// Applies `writes` (ops of `batch`) atomically; values are slices of `corpus`.
+    fn write(&mut self, batch: &Batch, writes: &[Op], corpus: &[u8]) -> anyhow::Result<()>;
     /// Point read.
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Read>;
-    /// Latest entry at or below `key` sharing its first `prefix_len` bytes.
+    /// Point reads of several keys in one call.
+    fn multi_get(&mut self, keys: &[&[u8]]) -> anyhow::Result<Read>;
+    /// Latest entry at or below `key` sharing its first `prefix_len` bytes
+    /// (0: any entry at or below it).
     fn seek_for_prev(&mut self, key: &[u8], prefix_len: usize) -> anyhow::Result<Read>;
-    /// Reads up to `limit` entries that start with `prefix`.
-    fn scan(&mut self, prefix: &[u8], limit: usize) -> anyhow::Result<Read>;
+    /// Up to `limit` entries from `key` on that share its first `prefix_len`
+    /// bytes (0: any).
+    fn scan(&mut self, key: &[u8], limit: usize, prefix_len: usize) -> anyhow::Result<Read>;
+    /// Compacts the keys in `[start, end)` now.
+    fn compact_range(&mut self, start: &[u8], end: &[u8]) -> anyhow::Result<()>;
     /// Persists what is still in memory, so the size on disk is the data's.
     fn flush(&mut self) -> anyhow::Result<()>;
     /// Returns once no flush or compaction is running or pending.

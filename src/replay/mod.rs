@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use hdrhistogram::Histogram;
 
-use crate::dataset::ops::{Batch, OpKind};
+use crate::dataset::ops::{Batch, Op, OpKind};
 use crate::dataset::Phase;
 use crate::engine::{KvStore, Read};
 use crate::record::{CallStats, Latency, PhaseResult};
@@ -18,12 +18,22 @@ enum Call {
     DeleteBatch,
     WriteBatch,
     Get,
+    MultiGet,
     ReverseSeek,
     Scan,
+    CompactRange,
 }
 
-const CALLS: [Call; 6] =
-    [Call::PutBatch, Call::DeleteBatch, Call::WriteBatch, Call::Get, Call::ReverseSeek, Call::Scan];
+const CALLS: [Call; 8] = [
+    Call::PutBatch,
+    Call::DeleteBatch,
+    Call::WriteBatch,
+    Call::Get,
+    Call::MultiGet,
+    Call::ReverseSeek,
+    Call::Scan,
+    Call::CompactRange,
+];
 
 impl Call {
     fn name(self) -> &'static str {
@@ -32,15 +42,20 @@ impl Call {
             Call::DeleteBatch => "delete batch",
             Call::WriteBatch => "write batch",
             Call::Get => "get",
+            Call::MultiGet => "multi get",
             Call::ReverseSeek => "reverse seek",
             Call::Scan => "scan",
+            Call::CompactRange => "compact range",
         }
     }
 
-    /// The write call a batch makes, by what it holds.
-    fn of_writes(batch: &Batch) -> Call {
-        let mut writes = batch.ops.iter().filter(|op| op.kind.is_write());
-        match (writes.clone().all(|op| op.kind == OpKind::Put), writes.all(|op| op.kind == OpKind::Delete)) {
+    /// The write call a run of writes makes, by what it holds.
+    fn of_writes(run: &[Op]) -> Call {
+        let is = |kinds: &[OpKind]| run.iter().all(|op| kinds.contains(&op.kind));
+        match (
+            is(&[OpKind::Put, OpKind::Merge]),
+            is(&[OpKind::Delete, OpKind::SingleDelete, OpKind::DeleteRange]),
+        ) {
             (true, _) => Call::PutBatch,
             (_, true) => Call::DeleteBatch,
             _ => Call::WriteBatch,
@@ -106,8 +121,8 @@ impl Tally {
         tally.latency.saturating_record(nanos.max(1));
     }
 
-    fn record_read(&mut self, read: Read) {
-        self.reads += 1;
+    fn record_read(&mut self, read: Read, reads: u64) {
+        self.reads += reads;
         self.reads_found += (read.entries > 0) as u64;
         self.read_bytes += read.bytes;
     }
@@ -170,42 +185,67 @@ pub fn run_phase(store: &mut dyn KvStore, phase: &mut Phase) -> anyhow::Result<P
     }
     let started = Instant::now();
     store.settle()?;
-    let mut result = tally.result(phase.name, started.elapsed().as_secs_f64());
+    let mut result = tally.result(&phase.name, started.elapsed().as_secs_f64());
     result.memory = store.memory();
     result.disk_bytes = store.disk_bytes();
     Ok(result)
 }
 
-/// Applies a batch: its writes as one atomic engine write, its reads one by one.
+/// The end of the run of ops starting at `i` that go to the engine as one
+/// call: consecutive writes, or consecutive multi-gets, or a single op.
+fn run_end(ops: &[Op], i: usize) -> usize {
+    let kind = ops[i].kind;
+    let together = |k: OpKind| match kind {
+        k0 if k0.is_write() => k.is_write(),
+        OpKind::MultiGet => k == OpKind::MultiGet,
+        _ => false,
+    };
+    i + 1 + ops[i + 1..].iter().take_while(|op| together(op.kind)).count()
+}
+
+/// Applies a batch in order: each run of writes as one atomic engine write,
+/// each run of multi-gets as one call, every other read on its own.
 fn apply(
     store: &mut dyn KvStore,
     batch: &Batch,
     corpus: &[u8],
     mut tally: Option<&mut Tally>,
 ) -> anyhow::Result<()> {
-    let writes = batch.ops.iter().filter(|op| op.kind.is_write()).count() as u64;
-    if writes > 0 {
-        let start = Instant::now();
-        store.write(batch, corpus)?;
-        let nanos = start.elapsed().as_nanos() as u64;
-        if let Some(t) = tally.as_deref_mut() {
-            t.record_call(Call::of_writes(batch), writes, nanos);
-        }
-    }
-    for op in batch.ops.iter().filter(|op| !op.kind.is_write()) {
+    let mut i = 0;
+    while i < batch.ops.len() {
+        let end = run_end(&batch.ops, i);
+        let run = &batch.ops[i..end];
+        let op = &run[0];
         let key = batch.key(op);
+        let keys: Vec<&[u8]> = match op.kind {
+            OpKind::MultiGet => run.iter().map(|op| batch.key(op)).collect(),
+            _ => vec![],
+        };
         let start = Instant::now();
         let (call, read) = match op.kind {
-            OpKind::Get => (Call::Get, store.get(key)?),
-            OpKind::SeekForPrev => (Call::ReverseSeek, store.seek_for_prev(key, op.arg as usize)?),
-            OpKind::Scan => (Call::Scan, store.scan(key, op.arg as usize)?),
-            OpKind::Put | OpKind::Delete => unreachable!("writes are applied above"),
+            kind if kind.is_write() => {
+                store.write(batch, run, corpus)?;
+                (Call::of_writes(run), None)
+            }
+            OpKind::Get => (Call::Get, Some(store.get(key)?)),
+            OpKind::MultiGet => (Call::MultiGet, Some(store.multi_get(&keys)?)),
+            OpKind::SeekForPrev => (Call::ReverseSeek, Some(store.seek_for_prev(key, op.prefix as usize)?)),
+            OpKind::Scan => (Call::Scan, Some(store.scan(key, op.arg as usize, op.prefix as usize)?)),
+            OpKind::CompactRange => {
+                let (from, to) = batch.range(op);
+                store.compact_range(from, to)?;
+                (Call::CompactRange, None)
+            }
+            _ => unreachable!("every write kind is a write"),
         };
         let nanos = start.elapsed().as_nanos() as u64;
         if let Some(t) = tally.as_deref_mut() {
-            t.record_call(call, 1, nanos);
-            t.record_read(read);
+            t.record_call(call, run.len() as u64, nanos);
+            if let Some(read) = read {
+                t.record_read(read, run.len() as u64);
+            }
         }
+        i = end;
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ fn opt(v: Option<f64>) -> String {
 
 /// The CSV text; phase columns follow `phases`, parameter columns the space
 /// and every parameter any trial set, absolute options the engine's config.
-pub fn trials_csv(space: &Space, phases: &[&str], trials: &[TrialRecord]) -> anyhow::Result<Vec<u8>> {
+pub fn trials_csv(space: &Space, phases: &[String], trials: &[TrialRecord]) -> anyhow::Result<Vec<u8>> {
     let mut params: BTreeSet<String> = space.params.iter().map(|p| p.name.clone()).collect();
     params.extend(trials.iter().flat_map(|t| t.candidate.keys().cloned()));
     let option_names: Vec<String> =

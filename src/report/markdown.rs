@@ -156,9 +156,13 @@ fn memory(md: &mut String, outcome: &StudyOutcome, runs: &[&TrialRecord]) {
         }
         md.push('\n');
     }
-    md.push_str(
-        "\n\"Budget used\" is the engine process's own memory over the budget; the page cache fills what is left and \
-         the kernel takes it back under pressure, so a cgroup peak at the budget is the cache doing its job.\n\n",
+    let used: Vec<String> =
+        runs.iter().map(|r| format!("{} {}", r.label, share(r.measurement.peak_anon, budget))).collect();
+    let _ = writeln!(
+        md,
+        "\nBudget used (the engine process's own memory over the budget): {}. The page cache fills what is left and the \
+         kernel takes it back under pressure, so a cgroup peak at the budget is the cache doing its job.\n",
+        used.join(", ")
     );
 }
 

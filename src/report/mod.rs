@@ -29,7 +29,7 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
 pub fn write_trials_csv(
     dir: &Path,
     space: &Space,
-    phases: &[&str],
+    phases: &[String],
     trials: &[TrialRecord],
 ) -> anyhow::Result<()> {
     write(dir, "trials.csv", &csv::trials_csv(space, phases, trials)?)

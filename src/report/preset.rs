@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::budget::ByteSize;
 use crate::outcome::StudyOutcome;
-use crate::record::OptionSet;
+use crate::record::{Adjustment, OptionSet};
 use crate::space::Candidate;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -15,6 +15,9 @@ pub struct Preset {
     pub kvtune_version: String,
     pub engine: String,
     pub dataset: String,
+    /// User data over the budget it was measured with, where not the dataset's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_ratio: Option<f64>,
     pub budget: String,
     pub budget_bytes: u64,
     /// The scale the figures below were measured at.
@@ -26,9 +29,16 @@ pub struct Preset {
     pub measured: Option<Measured>,
     /// As searched: memory as shares of the budget. `kvtune bench` loads this.
     pub candidate: Candidate,
-    /// The same options in the engine's absolute terms at the full budget.
+    /// The same options in the engine's absolute terms at the full budget,
+    /// each by its scaling rule.
     #[serde(rename = "rocksdb")]
     pub options: OptionSet,
+    /// The options exactly as the measured runs ran them, at the scaled budget.
+    #[serde(default, rename = "rocksdb_as_measured")]
+    pub options_as_measured: OptionSet,
+    /// Where the measured runs ran a parameter at another value than asked.
+    #[serde(default)]
+    pub adjusted: Vec<Adjustment>,
 }
 
 /// Figures from the interleaved confirmation runs, at the preset's scale.
@@ -59,10 +69,12 @@ impl Preset {
         let best = verdict.recommended();
         let defaults = verdict.defaults();
         let gain_source = if best.is_default { None } else { best.paired.map(|p| p.change) };
+        let measured_run = outcome.representative(&best.label);
         Some(Preset {
             kvtune_version: env!("CARGO_PKG_VERSION").into(),
             engine: header.engine.clone(),
             dataset: header.dataset.name.clone(),
+            data_ratio: header.dataset.data_ratio,
             budget: ByteSize(header.full_budget).to_string(),
             budget_bytes: header.full_budget,
             scale: header.scale.to_string(),
@@ -85,6 +97,8 @@ impl Preset {
             }),
             candidate: best.candidate.clone(),
             options: outcome.recommended_options.clone()?,
+            options_as_measured: measured_run.map(|r| r.options.clone()).unwrap_or_default(),
+            adjusted: measured_run.map(|r| r.adjusted.clone()).unwrap_or_default(),
         })
     }
 
@@ -93,9 +107,10 @@ impl Preset {
         let body = toml::to_string_pretty(self).expect("a preset serializes");
         format!(
             "# kvtune preset: {} options for the `{}` workload at a memory budget of {}.\n\
-             # [rocksdb] holds absolute values for the full budget; [candidate] the same options as\n\
-             # kvtune searched them (memory as shares of the budget). Figures in [measured] were\n\
-             # measured at scale {}. Measure again, at any scale, with:\n\
+                          # [rocksdb] holds absolute values for the full budget, each option by its scaling rule;\n\
+             # [candidate] the same options as kvtune searched them (memory as shares of the budget);\n\
+             # [rocksdb_as_measured] the values the measured runs ran with, at scale {}, where the\n\
+             # figures in [measured] come from. Measure again, at any scale, with:\n\
              #   kvtune bench --preset preset.toml --dataset {} --budget {}\n\n{body}",
             self.engine,
             self.dataset,

@@ -12,7 +12,7 @@ use super::cgroup::MemoryCgroup;
 use super::interrupt::{interrupted, Interrupted};
 use super::workdir::sweep_stale;
 use super::worker::WorkerReport;
-use super::{TrialRunner, TrialSpec};
+use super::{Quiet, TrialRunner, TrialSpec};
 use crate::record::{overall_ops_per_sec, CpuUse, Measurement, Status};
 
 /// Runs trials in child processes.
@@ -24,6 +24,8 @@ pub struct ChildRunner {
     pub workdir: PathBuf,
     /// A trial running longer than this is stopped and recorded as failed.
     pub timeout: Duration,
+    /// What is done around each trial to cut noise.
+    pub quiet: Quiet,
 }
 
 /// Says once per process that there is no cgroup, so results say peak RSS.
@@ -32,10 +34,10 @@ static CGROUP_WARNING: std::sync::Once = std::sync::Once::new();
 impl ChildRunner {
     /// A runner re-executing this binary, after sweeping what dead kvtune
     /// processes left in `workdir`.
-    pub fn new(workdir: PathBuf, timeout: Duration) -> anyhow::Result<Self> {
+    pub fn new(workdir: PathBuf, timeout: Duration, quiet: Quiet) -> anyhow::Result<Self> {
         sweep_stale(&workdir);
         let exe = std::env::current_exe().context("finding the kvtune binary to run trials with")?;
-        Ok(ChildRunner { exe, workdir, timeout })
+        Ok(ChildRunner { exe, workdir, timeout, quiet })
     }
 
     /// `kvtune trial-worker ...`, set to die with this process.
@@ -55,11 +57,16 @@ impl ChildRunner {
         // Its own process group: a terminal's Ctrl-C reaches kvtune alone,
         // which stops the worker itself and records nothing half-done.
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        // SAFETY: prctl is async-signal-safe and touches no memory of ours.
+        let cpus = self.quiet.cpus.clone();
+        // SAFETY: prctl and sched_setaffinity are async-signal-safe; the CPU
+        // list was allocated before the fork.
         unsafe {
-            std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
+                match &cpus {
+                    Some(cpus) => Quiet::in_child(cpus),
+                    None => Ok(()),
+                }
             });
         }
         command
@@ -99,6 +106,7 @@ impl TrialRunner for ChildRunner {
         let spec_path = dir.path().join("spec.json");
         let report_path = dir.path().join("report.json");
         std::fs::write(&spec_path, serde_json::to_vec(spec)?)?;
+        self.quiet.before_trial();
         let group = self.cgroup(label, spec.budget);
         let mut command =
             self.worker_command(&spec_path, &dir.path().join("db"), &report_path, group.as_ref());
@@ -276,6 +284,10 @@ fn measured(report: WorkerReport, wall_secs: f64) -> Measurement {
         stall_secs: report.engine.stall_micros as f64 / 1e6,
         disk_bytes: report.disk_bytes,
         bytes_per_key: (keys > 0).then(|| report.disk_bytes as f64 / keys as f64),
+        bytes_per_unit: report
+            .data_unit
+            .filter(|u| u.count > 0)
+            .map(|u| (u.name, report.disk_bytes as f64 / u.count as f64)),
         peak_memory: report.peak_rss,
         peak_rss: report.peak_rss,
         memory_source: "peak RSS (no memory cgroup)".into(),

@@ -6,6 +6,7 @@
 pub mod cgroup;
 mod child;
 mod interrupt;
+mod quiet;
 #[cfg(test)]
 pub mod scripted;
 mod workdir;
@@ -24,6 +25,7 @@ use crate::record::{Adjustment, Measurement, OptionSet, Status};
 use crate::space::Candidate;
 pub use child::ChildRunner;
 pub use interrupt::{stop_cleanly_on_interrupt, Interrupted};
+pub use quiet::{CpuList, Quiet};
 pub use workdir::warn_if_tmpfs;
 pub use worker::{replay_workload, worker};
 

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cgroup::MemoryCgroup;
 use super::TrialSpec;
+use crate::dataset::DataUnit;
 use crate::engine;
 use crate::record::{EngineMetrics, PhaseResult};
 use crate::replay::run_phase;
@@ -19,6 +20,9 @@ pub struct WorkerReport {
     pub engine: EngineMetrics,
     pub disk_bytes: u64,
     pub peak_rss: u64,
+    /// The dataset's own unit of data, if it counts in one.
+    #[serde(default)]
+    pub data_unit: Option<DataUnit>,
 }
 
 /// `kvtune trial-worker SPEC DB REPORT [CGROUP]`.
@@ -53,7 +57,7 @@ pub fn replay_workload(spec: &TrialSpec, db_dir: &Path) -> anyhow::Result<Worker
     let engine = store.metrics();
     let disk_bytes = store.disk_bytes();
     drop(store);
-    Ok(WorkerReport { phases, engine, disk_bytes, peak_rss: peak_rss() })
+    Ok(WorkerReport { phases, engine, disk_bytes, peak_rss: peak_rss(), data_unit: workload.data_unit() })
 }
 
 /// This process's peak resident set (VmHWM), in bytes.

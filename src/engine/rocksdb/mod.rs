@@ -15,7 +15,7 @@ use rocksdb::{Cache, Options, WaitForCompactOptions, WriteBatch, DB};
 
 use super::{dir_size, Engine, EngineError, KvStore, ParamDoc, Read, Resolved};
 use crate::budget::ByteSize;
-use crate::dataset::ops::{Batch, OpKind};
+use crate::dataset::ops::{Batch, Op, OpKind};
 use crate::record::{EngineMemory, EngineMetrics};
 use crate::space::Candidate;
 pub use knobs::memtable_floor;
@@ -102,16 +102,38 @@ impl RocksStore {
 }
 
 impl KvStore for RocksStore {
-    fn write(&mut self, batch: &Batch, corpus: &[u8]) -> anyhow::Result<()> {
+    fn write(&mut self, batch: &Batch, writes: &[Op], corpus: &[u8]) -> anyhow::Result<()> {
         let mut wb = WriteBatch::default();
-        for op in &batch.ops {
+        for op in writes {
+            let value = || &corpus[op.value.start as usize..op.value.end as usize];
             match op.kind {
-                OpKind::Put => wb.put(batch.key(op), &corpus[op.value.start as usize..op.value.end as usize]),
+                OpKind::Put | OpKind::Merge => wb.put(batch.key(op), value()),
                 OpKind::Delete => wb.delete(batch.key(op)),
+                OpKind::SingleDelete => wb.single_delete(batch.key(op)),
+                OpKind::DeleteRange => {
+                    let (from, to) = batch.range(op);
+                    wb.delete_range(from, to)
+                }
                 _ => {}
             }
         }
         Ok(self.db.write(wb)?)
+    }
+
+    fn multi_get(&mut self, keys: &[&[u8]]) -> anyhow::Result<Read> {
+        let mut read = Read::default();
+        for value in self.db.multi_get(keys) {
+            if let Some(v) = value? {
+                read.entries += 1;
+                read.bytes += v.len() as u64;
+            }
+        }
+        Ok(read)
+    }
+
+    fn compact_range(&mut self, start: &[u8], end: &[u8]) -> anyhow::Result<()> {
+        self.db.compact_range(Some(start), Some(end));
+        Ok(())
     }
 
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Read> {
@@ -130,9 +152,10 @@ impl KvStore for RocksStore {
         })
     }
 
-    fn scan(&mut self, prefix: &[u8], limit: usize) -> anyhow::Result<Read> {
+    fn scan(&mut self, key: &[u8], limit: usize, prefix_len: usize) -> anyhow::Result<Read> {
         let mut it = self.db.raw_iterator();
-        it.seek(prefix);
+        it.seek(key);
+        let prefix = &key[..prefix_len.min(key.len())];
         let mut read = Read::default();
         while read.entries < limit as u64 && it.key().is_some_and(|k| k.starts_with(prefix)) {
             read.entries += 1;
