@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::budget::ByteSize;
+use crate::record::Objective;
 use crate::scale::{Scale, VerifyAt};
 use crate::search::Strategy;
 use crate::space::Setting;
@@ -63,7 +64,7 @@ pub struct Common {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
     /// Target seconds a trial should take when kvtune picks the scale.
-    #[arg(long, value_name = "SECS", default_value_t = 40.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 20.0)]
     pub trial_seconds: f64,
     /// Print machine-readable JSON on stdout instead of the summary (progress still goes to stderr).
     #[arg(long)]
@@ -77,6 +78,23 @@ pub struct Common {
     /// Seconds to pause before each trial, so the last one's writeback is over.
     #[arg(long, value_name = "SECS", default_value_t = 0.0)]
     pub cooldown: f64,
+}
+
+/// A duration as people write it (`30m`, `2h`, `90s`), or `off`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeLimit(pub Option<std::time::Duration>);
+
+impl std::str::FromStr for TimeLimit {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.trim() == "off" {
+            return Ok(TimeLimit(None));
+        }
+        humantime::parse_duration(s.trim())
+            .map(|d| TimeLimit(Some(d)))
+            .map_err(|e| format!("`{s}` is not a duration ({e}): write e.g. 30m, 2h, 90s or off"))
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -93,14 +111,27 @@ pub struct TuneArgs {
     pub data_ratio: Option<f64>,
     /// Continue an interrupted study from its output folder (its journal.jsonl): the trials it
     /// recorded are kept and it goes on with the settings it was started with.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "trials", "strategy", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "trials", "time", "strategy", "objective", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed"])]
     pub resume: Option<PathBuf>,
-    /// Search trials, the defaults included (confirmation runs come on top).
-    #[arg(long, value_name = "N", default_value_t = 12)]
-    pub trials: usize,
+    /// Most search trials, the defaults and the expert seeds included (racing, confirmation and the larger-scale
+    /// check come on top). Default: as many as --time allows.
+    #[arg(long, value_name = "N")]
+    pub trials: Option<usize>,
+    /// How long the whole study may take, e.g. 30m, 2h, 90s: the search stops early enough to leave the
+    /// confirmation and the larger-scale check their time. `off` for no limit.
+    #[arg(long, value_name = "DURATION", default_value = "30m")]
+    pub time: TimeLimit,
     /// Search strategy.
-    #[arg(long, value_enum, default_value_t = Strategy::Random)]
+    #[arg(long, value_enum, default_value_t = Strategy::Bayes)]
     pub strategy: Strategy,
+    /// Do not race promising candidates against the incumbent (each search candidate then runs once).
+    #[arg(long)]
+    pub no_racing: bool,
+    /// What to maximise: throughput (the whole replay), phase:NAME (one phase's throughput, e.g. phase:index),
+    /// latency:PHASE:PCT (e.g. latency:serve:p99, minimised) or bytes_per_key (minimised); two, comma-separated,
+    /// also keep their Pareto front (e.g. throughput,bytes_per_key). Default: the dataset's own.
+    #[arg(long, value_name = "OBJECTIVE[,OBJECTIVE]", value_delimiter = ',')]
+    pub objective: Vec<Objective>,
     /// Search space: a file, or the name of a built-in space (rocksdb, badger-thread).
     #[arg(long, value_name = "FILE|NAME", default_value = "rocksdb")]
     pub space: String,

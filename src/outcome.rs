@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::dataset::Dataset;
-use crate::record::{OptionSet, TrialRecord};
+use crate::record::{Objective, OptionSet, TrialRecord};
 use crate::scale::Scale;
 use crate::search::Strategy;
 use crate::space::Candidate;
@@ -13,6 +13,18 @@ use crate::stats::{PairedChange, Summary};
 
 fn rocksdb() -> String {
     "rocksdb".into()
+}
+
+fn throughput() -> Vec<Objective> {
+    vec![Objective::Throughput]
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn throughput_one() -> Objective {
+    Objective::Throughput
 }
 
 /// What a study was asked to do: the journal's first entry.
@@ -30,7 +42,19 @@ pub struct StudyHeader {
     /// The search space file's text, so a resumed study searches the same space.
     pub space_text: String,
     pub strategy: Strategy,
+    /// What the study maximises; a second objective makes the report show the
+    /// Pareto front of the two.
+    #[serde(default = "throughput")]
+    pub objectives: Vec<Objective>,
+    /// Most search trials (racing runs not counted).
     pub trials: usize,
+    /// Seconds the whole study may take (`--time`); the search stops early
+    /// enough to leave the confirmation and the larger-scale check their time.
+    #[serde(default)]
+    pub time_budget_secs: Option<f64>,
+    /// Whether promising candidates are raced against the incumbent.
+    #[serde(default = "yes")]
+    pub racing: bool,
     pub confirm_top: usize,
     pub confirm_repeats: usize,
     /// The larger scale the contenders are re-measured at after the verdict,
@@ -57,7 +81,7 @@ pub struct Contender {
     pub label: String,
     pub candidate: Candidate,
     pub is_default: bool,
-    /// Whole-replay ops/s of each successful confirmation run.
+    /// The objective's value in each successful confirmation run.
     pub runs: Vec<f64>,
     pub summary: Summary,
     /// Median peak memory and disk size over the runs.
@@ -84,6 +108,9 @@ impl Contender {
 /// The confirmed contenders compared with the defaults, and the recommendation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
+    /// What the contenders were judged on.
+    #[serde(default = "throughput_one")]
+    pub objective: Objective,
     /// Contenders, best median first.
     pub contenders: Vec<Contender>,
     /// Index into `contenders` of the recommendation.

@@ -13,15 +13,26 @@ use crate::space::{Candidate, Value};
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     Search,
+    /// A challenger re-run beside the incumbent, in pairs, until the
+    /// difference is clear (SMAC's racing).
+    Race,
     Confirm,
     /// Re-measured at a larger scale after the verdict: does the result transfer?
     Verify,
+}
+
+impl Stage {
+    /// Trials of the search proper: proposals and their racing runs.
+    pub fn is_search(self) -> bool {
+        matches!(self, Stage::Search | Stage::Race)
+    }
 }
 
 impl std::fmt::Display for Stage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Stage::Search => "search",
+            Stage::Race => "race",
             Stage::Confirm => "confirm",
             Stage::Verify => "verify",
         })
@@ -403,7 +414,11 @@ pub struct TrialRecord {
     /// `defaults` or `#N`, the search trial the candidate came from.
     pub label: String,
     pub is_default: bool,
-    /// The confirmation round a run belongs to (its pair with the defaults).
+    /// Where the candidate came from: `defaults`, `seed:NAME`, `sobol`,
+    /// `model`, `tpe`, `random`, `grid`; for racing runs `race:LABEL`.
+    #[serde(default)]
+    pub origin: String,
+    /// The confirmation or racing round a run belongs to (its pair).
     #[serde(default)]
     pub round: Option<usize>,
     /// The candidate as it ran (a value the engine could not take as asked
@@ -419,4 +434,126 @@ pub struct TrialRecord {
     #[serde(default)]
     pub budget: u64,
     pub measurement: Measurement,
+}
+
+/// What a study maximises, read from a run's measurement. Throughput-like
+/// objectives are better higher, the others lower; the score kvtune
+/// compares is the log of the value, negated where lower is better, so a
+/// 10% change weighs the same wherever it happens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum Objective {
+    /// Operations per second over the whole replay.
+    Throughput,
+    /// Operations per second of one phase.
+    Phase(String),
+    /// A latency percentile (p50, p95, p99, p99.9) of one phase.
+    Latency { phase: String, percentile: String },
+    /// Disk bytes per key after the last phase.
+    BytesPerKey,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("`{0}` is not an objective: give throughput, phase:NAME (e.g. phase:index), latency:PHASE:PCT (e.g. latency:serve:p99; p50, p95, p99 or p99.9) or bytes_per_key")]
+pub struct ObjectiveError(String);
+
+impl std::str::FromStr for Objective {
+    type Err = ObjectiveError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = || ObjectiveError(s.to_string());
+        let parts: Vec<&str> = s.trim().split(':').collect();
+        match parts.as_slice() {
+            ["throughput"] => Ok(Objective::Throughput),
+            ["bytes_per_key"] => Ok(Objective::BytesPerKey),
+            ["phase", phase] if !phase.is_empty() => Ok(Objective::Phase(phase.to_string())),
+            ["latency", phase, pct] if !phase.is_empty() && ["p50", "p95", "p99", "p99.9"].contains(pct) => {
+                Ok(Objective::Latency { phase: phase.to_string(), percentile: pct.to_string() })
+            }
+            _ => Err(err()),
+        }
+    }
+}
+
+impl TryFrom<String> for Objective {
+    type Error = ObjectiveError;
+
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl From<Objective> for String {
+    fn from(o: Objective) -> String {
+        o.to_string()
+    }
+}
+
+impl std::fmt::Display for Objective {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Objective::Throughput => write!(f, "throughput"),
+            Objective::Phase(p) => write!(f, "phase:{p}"),
+            Objective::Latency { phase, percentile } => write!(f, "latency:{phase}:{percentile}"),
+            Objective::BytesPerKey => write!(f, "bytes_per_key"),
+        }
+    }
+}
+
+impl Objective {
+    /// The measured value, if the run has it.
+    pub fn value(&self, m: &Measurement) -> Option<f64> {
+        let phase = |name: &str| m.phases.iter().find(|p| p.name == name);
+        let value = match self {
+            Objective::Throughput => Some(m.ops_per_sec),
+            Objective::Phase(p) => phase(p).map(|p| p.ops_per_sec),
+            Objective::Latency { phase: p, percentile } => phase(p).map(|p| match percentile.as_str() {
+                "p50" => p.latency.p50_us,
+                "p95" => p.latency.p95_us,
+                "p99" => p.latency.p99_us,
+                _ => p.latency.p999_us,
+            }),
+            Objective::BytesPerKey => m.bytes_per_key,
+        };
+        value.filter(|v| v.is_finite() && *v > 0.0 && m.ok())
+    }
+
+    pub fn better(&self) -> Better {
+        match self {
+            Objective::Throughput | Objective::Phase(_) => Better::Higher,
+            Objective::Latency { .. } | Objective::BytesPerKey => Better::Lower,
+        }
+    }
+
+    /// Higher is better: the log of the value, negated where lower is better.
+    pub fn score(&self, m: &Measurement) -> Option<f64> {
+        let log = self.value(m)?.ln();
+        Some(if self.better() == Better::Lower { -log } else { log })
+    }
+
+    /// The value as a figure "higher is better" (its reciprocal where lower
+    /// is better): what paired ratios are taken of, so a gain is positive.
+    pub fn merit(&self, m: &Measurement) -> Option<f64> {
+        self.score(m).map(f64::exp)
+    }
+
+    /// The unit the value is in, for people.
+    pub fn unit(&self) -> &'static str {
+        match self {
+            Objective::Throughput | Objective::Phase(_) => "ops/s",
+            Objective::Latency { .. } => "us",
+            Objective::BytesPerKey => "bytes/key",
+        }
+    }
+
+    /// Whether the workload can measure it (its phase exists).
+    pub fn check(&self, phases: &[String]) -> Result<(), String> {
+        match self {
+            Objective::Phase(p) | Objective::Latency { phase: p, .. } if !phases.contains(p) => Err(format!(
+                "objective {self}: the workload has no phase `{p}`; its phases are {}",
+                phases.join(", ")
+            )),
+            _ => Ok(()),
+        }
+    }
 }

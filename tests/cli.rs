@@ -96,8 +96,10 @@ fn tune_writes_every_output_and_cleans_up() {
     let entries = Journal::read(&out.join("journal.jsonl")).unwrap();
     let records = journal::trials(&entries);
     let trials = records.len();
-    let ran = records.iter().filter(|t| t.measurement.ran()).count();
-    assert_eq!(ran, 3 + 2 * 2 + 2, "trials run (rejected candidates are recorded too)");
+    let count = |stage: Stage| records.iter().filter(|t| t.stage == stage && t.measurement.ran()).count();
+    assert_eq!(count(Stage::Search), 3, "search trials run (rejected candidates are recorded too)");
+    assert_eq!(count(Stage::Confirm), 2 * 2);
+    assert_eq!(count(Stage::Race) % 2, 0, "racing runs come in pairs");
     // What the preset exports is what ran: applied at the trial's scale it
     // gives the very options the recommendation's confirmation runs ran with.
     let winner = records.iter().find(|t| t.stage == Stage::Confirm && t.label == preset.recommended).unwrap();
@@ -163,14 +165,18 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
     assert!(run.status.success(), "{}", text(&run));
     let entries = Journal::read(&crashed.join("journal.jsonl")).unwrap();
     let trials = journal::trials(&entries);
-    assert_eq!(trials.iter().filter(|t| t.measurement.status != Status::Rejected).count(), 3 + 2 * 2 + 2);
-    assert_eq!(trials.iter().filter(|t| t.number < 4).count(), 4, "the recorded trials are kept");
-    // It goes on as the uninterrupted study did: the same candidates, in the same order.
-    let original = Journal::read(&finished.join("journal.jsonl")).unwrap();
-    let plan = |entries: &[Entry]| -> Vec<(String, String)> {
-        journal::trials(entries).iter().map(|t| (t.label.clone(), format!("{:?}", t.candidate))).collect()
+    let ran = |stage: Stage| {
+        trials.iter().filter(|t| t.stage == stage && t.measurement.status != Status::Rejected).count()
     };
-    assert_eq!(plan(&entries), plan(&original));
+    assert_eq!((ran(Stage::Search), ran(Stage::Confirm), ran(Stage::Verify)), (3, 2 * 2, 2));
+    // The recorded trials are kept as they were. (What follows depends on
+    // what the new runs measure, so it need not match the first study; the
+    // study's unit tests check that the sampler is replayed exactly.)
+    let original = Journal::read(&finished.join("journal.jsonl")).unwrap();
+    let kept = |entries: &[Entry]| -> Vec<String> {
+        journal::trials(entries).iter().take(4).map(|t| serde_json::to_string(t).unwrap()).collect()
+    };
+    assert_eq!(kept(&entries), kept(&original), "the recorded trials are kept");
     assert!(matches!(entries.last(), Some(Entry::Finished { .. })));
     assert!(crashed.join("preset.toml").exists() && crashed.join("OPTIONS").exists());
     assert_eq!(csv::Reader::from_path(crashed.join("trials.csv")).unwrap().records().count(), trials.len());
@@ -188,6 +194,7 @@ fn grid_over_the_badger_thread_space() {
             small(&[
                 "--strategy",
                 "grid",
+                "--no-racing",
                 "--space",
                 "badger-thread",
                 "--trials",

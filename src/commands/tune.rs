@@ -10,6 +10,7 @@ use crate::cli::{Common, TuneArgs};
 use crate::dataset::Dataset;
 use crate::engine::{self, Engine};
 use crate::outcome::StudyHeader;
+use crate::record::Objective;
 use crate::record::TrialRecord;
 use crate::report::text;
 use crate::space::Space;
@@ -44,6 +45,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
     }
     let (verify_scale, verify_note) =
         args.verify_scale.resolve(choice.scale, full_budget, crate::budget::machine_memory());
+    let objectives = objectives(&args, &dataset)?;
     let header = StudyHeader {
         kvtune_version: env!("CARGO_PKG_VERSION").into(),
         engine: engine.name().into(),
@@ -54,7 +56,10 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
         space_name: space.name.clone(),
         space_text: space.text.clone(),
         strategy: args.strategy,
-        trials: args.trials,
+        objectives,
+        trials: args.trials.unwrap_or(MAX_TRIALS),
+        time_budget_secs: args.time.0.map(|d| d.as_secs_f64()),
+        racing: !args.no_racing,
         confirm_top: args.confirm_top,
         confirm_repeats: args.confirm_repeats,
         verify_scale,
@@ -71,8 +76,30 @@ fn default_out_dir(dataset: &str, budget: u64) -> PathBuf {
     PathBuf::from("out").join(format!("{dataset}-{}-{stamp}", ByteSize(budget).to_string().replace(' ', "")))
 }
 
+/// Search trials when only `--time` limits them.
+const MAX_TRIALS: usize = 500;
+
+/// The objectives asked for, else the dataset's own, checked against its phases.
+fn objectives(args: &TuneArgs, dataset: &Dataset) -> anyhow::Result<Vec<Objective>> {
+    let objectives = match (&args.objective[..], &dataset.objective) {
+        ([], Some(own)) => {
+            vec![own.parse::<Objective>().with_context(|| format!("dataset {}", dataset.name))?]
+        }
+        ([], None) => vec![Objective::Throughput],
+        (asked, _) => asked.to_vec(),
+    };
+    if objectives.len() > 2 {
+        bail!("--objective takes one or two objectives, not {}", objectives.len());
+    }
+    let phases = dataset.workload(1 << 30).phase_names();
+    for objective in &objectives {
+        objective.check(&phases).map_err(anyhow::Error::msg)?;
+    }
+    Ok(objectives)
+}
+
 fn check_study_size(args: &TuneArgs) -> anyhow::Result<()> {
-    if args.trials == 0 {
+    if args.trials == Some(0) {
         bail!("--trials 0: give at least 1 (the first trial is the engine's defaults)");
     }
     if args.confirm_repeats == 0 {
@@ -130,7 +157,7 @@ fn run_study(
         );
     }
     trial::stop_cleanly_on_interrupt();
-    let sampler = header.strategy.sampler(&space, header.trials, header.seed);
+    let sampler = header.strategy.sampler(&space, header.trials, header.seed, &header.objectives[0]);
     let outcome = study::run(StudySettings {
         header: header.clone(),
         prior,

@@ -3,9 +3,9 @@
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 
-use super::{seen, Sampler};
+use super::{seen, Proposal, Sampler};
 use crate::record::TrialRecord;
-use crate::space::{Candidate, Space};
+use crate::space::Space;
 
 /// Walks the grid in order, or in a seeded random order when the grid has
 /// more points than the trials allowed, so a cut-short grid is still spread.
@@ -35,12 +35,12 @@ impl GridSampler {
 }
 
 impl Sampler for GridSampler {
-    fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Candidate> {
+    fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Proposal> {
         while let Some(&index) = self.order.get(self.next) {
             self.next += 1;
             let candidate = space.grid_point(index);
             if !seen(history, &candidate) {
-                return Some(candidate);
+                return Some(Proposal { candidate, origin: "grid".into() });
             }
         }
         None

@@ -2,9 +2,9 @@
 
 use rand::rngs::StdRng;
 
-use super::{seen, Sampler};
+use super::{seen, Proposal, Sampler};
 use crate::record::TrialRecord;
-use crate::space::{Candidate, Space};
+use crate::space::Space;
 
 pub struct RandomSampler {
     rng: StdRng,
@@ -17,7 +17,9 @@ impl RandomSampler {
 }
 
 impl Sampler for RandomSampler {
-    fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Candidate> {
-        (0..100).map(|_| space.sample(&mut self.rng)).find(|candidate| !seen(history, candidate))
+    fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Proposal> {
+        let candidate =
+            (0..100).map(|_| space.sample(&mut self.rng)).find(|candidate| !seen(history, candidate))?;
+        Some(Proposal { candidate, origin: "random".into() })
     }
 }

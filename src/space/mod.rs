@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use rand::Rng;
 use serde::Deserialize;
 
-pub use param::{Domain, Param, Setting, SettingError, Value};
+pub use param::{Domain, Param, Setting, SettingError, Value, SPECIAL_SHARE};
 
 /// One option set to try: parameter name to value. Parameters the space does
 /// not name keep the engine's defaults.
@@ -21,6 +21,10 @@ pub struct Space {
     pub name: String,
     pub description: String,
     pub params: Vec<Param>,
+    /// Named candidates an engineer would try first (RocksDB's tuning guide),
+    /// run before any sampler's own proposals; they may set parameters the
+    /// space does not search.
+    pub seeds: Vec<(String, Candidate)>,
     /// The file's text, kept so a journal can rebuild the space on resume.
     pub text: String,
 }
@@ -37,6 +41,8 @@ pub enum SpaceError {
     Empty { path: PathBuf },
     #[error("search space `{name}` is neither a file nor a built-in space; built-in spaces are {known}")]
     Unknown { name: String, known: String },
+    #[error("search space {path}, seed `{seed}`: `{param}`: the engine has no parameter of this name; known are: {known}")]
+    Seed { path: PathBuf, seed: String, param: String, known: String },
 }
 
 /// Built-in search spaces: name and file text.
@@ -51,6 +57,8 @@ struct SpaceFile {
     #[serde(default)]
     description: String,
     params: BTreeMap<String, Param>,
+    #[serde(default)]
+    seeds: indexmap::IndexMap<String, Candidate>,
 }
 
 impl Space {
@@ -84,6 +92,16 @@ impl Space {
         if file.params.is_empty() {
             return Err(SpaceError::Empty { path });
         }
+        for (seed, candidate) in &file.seeds {
+            if let Some(param) = candidate.keys().find(|name| !known.contains(&name.as_str())) {
+                return Err(SpaceError::Seed {
+                    path,
+                    seed: seed.clone(),
+                    param: param.clone(),
+                    known: known.join(", "),
+                });
+            }
+        }
         let mut params = Vec::with_capacity(file.params.len());
         for (param_name, mut param) in file.params {
             let problem = match known.contains(&param_name.as_str()) {
@@ -98,10 +116,19 @@ impl Space {
             param.name = param_name;
             params.push(param);
         }
-        Ok(Space { name: name.to_string(), description: file.description, params, text: text.to_string() })
+        let seeds = file.seeds.into_iter().collect();
+        Ok(Space {
+            name: name.to_string(),
+            description: file.description,
+            params,
+            seeds,
+            text: text.to_string(),
+        })
     }
 
-    /// A candidate drawn uniformly (log-uniformly where declared).
+    /// A candidate drawn uniformly (log-uniformly where declared), each
+    /// parameter taking one of its special values (0, off, the default)
+    /// with probability [`SPECIAL_SHARE`], as LlamaTune samples them.
     pub fn sample(&self, rng: &mut impl Rng) -> Candidate {
         self.params.iter().map(|p| (p.name.clone(), p.sample(rng))).collect()
     }
@@ -141,6 +168,7 @@ impl SpaceError {
             SpaceError::Parse { message, .. } => SpaceError::Parse { path, message },
             SpaceError::Param { param, problem, .. } => SpaceError::Param { path, param, problem },
             SpaceError::Empty { .. } => SpaceError::Empty { path },
+            SpaceError::Seed { seed, param, known, .. } => SpaceError::Seed { path, seed, param, known },
             other => other,
         }
     }

@@ -139,7 +139,14 @@ pub struct Param {
     /// One line for the report: what the parameter does.
     #[serde(default)]
     pub help: String,
+    /// Values that mean something on their own (0 = off, the engine's
+    /// default): sampled often, since a uniform draw would rarely hit them.
+    #[serde(default)]
+    pub special: Vec<Value>,
 }
+
+/// How often a sampled parameter takes one of its special values.
+pub const SPECIAL_SHARE: f64 = 0.2;
 
 impl Param {
     /// Why the declaration is unusable, if it is.
@@ -156,6 +163,10 @@ impl Param {
             }
             Domain::Choice { .. } => self.grid_problem(),
         }
+        .or_else(|| {
+            let outside = self.special.iter().find(|v| !self.contains(v))?;
+            Some(format!("special value {outside} is outside the parameter's range"))
+        })
     }
 
     fn grid_problem(&self) -> Option<String> {
@@ -189,9 +200,14 @@ impl Param {
         }
     }
 
-    /// A value drawn uniformly over the encoded range (log-uniform for log scales).
+    /// A value drawn uniformly over the encoded range (log-uniform for log
+    /// scales), or one of its special values with probability [`SPECIAL_SHARE`].
     pub fn sample(&self, rng: &mut impl Rng) -> Value {
-        self.decode(rng.random::<f64>())
+        let u = rng.random::<f64>();
+        if !self.special.is_empty() && rng.random::<f64>() < SPECIAL_SHARE {
+            return self.special[(u * self.special.len() as f64) as usize % self.special.len()].clone();
+        }
+        self.decode(u)
     }
 
     /// Maps a value to [0, 1], log-scaled where declared so.

@@ -5,6 +5,7 @@
 
 pub mod compare;
 pub mod journal;
+pub mod racing;
 mod transfer;
 pub mod verdict;
 
@@ -17,7 +18,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::budget::ByteSize;
 use crate::engine::Engine;
 use crate::outcome::{OptionRow, StudyHeader, StudyOutcome, Transfer, Verdict};
-use crate::record::{Stage, Status, TrialRecord};
+use crate::record::{Objective, Stage, Status, TrialRecord};
 use crate::report;
 use crate::scale::Scale;
 use crate::search::Sampler;
@@ -82,7 +83,7 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
     study.search(sampler)?;
     let contenders = study.pick_contenders();
     study.confirm(&contenders)?;
-    let verdict = verdict::judge(&study.trials_of(Stage::Confirm), header.seed);
+    let verdict = verdict::judge(&study.trials_of(Stage::Confirm), &header.objectives[0], header.seed);
     let transfer = match (header.verify_scale, &verdict) {
         (Some(scale), Some(v)) => {
             study.verify(&contenders, scale)?;
@@ -130,10 +131,13 @@ fn progress_bar(show: bool, len: usize) -> ProgressBar {
 }
 
 /// A candidate entered in the study under a label.
+#[derive(Debug, Clone)]
 struct Entrant {
     label: String,
     candidate: Candidate,
     is_default: bool,
+    /// Where it came from (a seed, the design, the model; a race).
+    origin: String,
 }
 
 struct Running<'a> {
@@ -151,32 +155,43 @@ struct Running<'a> {
 }
 
 impl Running<'_> {
+    /// The objective the search and the verdict rank by (the first one asked).
+    fn objective(&self) -> &Objective {
+        &self.header.objectives[0]
+    }
+
     fn search(&mut self, mut sampler: Box<dyn Sampler>) -> anyhow::Result<()> {
         let header = self.header;
         // A resumed study first replays its sampler over the recorded
         // trials with the asks and tells a live run made (the defaults run
-        // without an ask), so it goes on exactly as an uninterrupted one would.
+        // without an ask; racing runs are seen in the history, not told),
+        // so it goes on exactly as an uninterrupted one would.
         for (i, t) in self.trials.iter().enumerate().filter(|(_, t)| t.stage == Stage::Search) {
             if !t.is_default {
                 let _ = sampler.ask(self.space, &self.trials[..i]);
             }
             sampler.tell(t);
         }
+        // ... and finishes a race an interruption cut short.
+        if let Some(last) = self.trials.iter().rev().find(|t| t.stage == Stage::Search).cloned() {
+            self.race(&last)?;
+        }
         let mut ran = self.trials.iter().filter(|t| t.stage == Stage::Search && t.measurement.ran()).count();
         let mut rejected_in_a_row = 0;
-        while ran < header.trials && rejected_in_a_row < MAX_REJECTIONS_IN_A_ROW {
+        while ran < header.trials && rejected_in_a_row < MAX_REJECTIONS_IN_A_ROW && !self.out_of_time() {
             let defaults_tried = self.trials.iter().any(|t| t.is_default);
-            let (candidate, is_default) = if !defaults_tried {
-                (self.defaults.clone(), true)
+            let (candidate, is_default, origin) = if !defaults_tried {
+                (self.defaults.clone(), true, "defaults".to_string())
             } else {
                 match sampler.ask(self.space, &self.trials) {
-                    Some(c) => (self.engine.complete(&c, header.full_budget), false),
+                    Some(p) => (self.engine.complete(&p.candidate, header.full_budget), false, p.origin),
                     None => break,
                 }
             };
             let label = if is_default { "defaults".to_string() } else { format!("#{}", self.trials.len()) };
             let limit = self.prune_limit();
-            let record = self.trial(Stage::Search, &Entrant { label, candidate, is_default }, None, limit)?;
+            let entrant = Entrant { label, candidate, is_default, origin };
+            let record = self.trial(Stage::Search, &entrant, None, limit)?;
             if !record.measurement.ran() {
                 rejected_in_a_row += 1;
             } else {
@@ -185,8 +200,112 @@ impl Running<'_> {
                 self.progress.inc(1);
             }
             sampler.tell(&record);
+            self.race(&record)?;
         }
         Ok(())
+    }
+
+    /// Races `challenger` against the incumbent if its single run came
+    /// within reach: pairs of runs, each pair in a random order, until the
+    /// race is decided (see [`racing`]).
+    fn race(&mut self, challenger: &TrialRecord) -> anyhow::Result<()> {
+        let objective = self.objective().clone();
+        if !self.header.racing || challenger.is_default || !challenger.measurement.ok() {
+            return Ok(());
+        }
+        let before: Vec<TrialRecord> = self
+            .trials
+            .iter()
+            .filter(|t| t.number < challenger.number || t.stage == Stage::Search)
+            .cloned()
+            .collect();
+        let Some(incumbent) = racing::incumbent(&before, &objective).filter(|i| *i != challenger.label)
+        else {
+            return Ok(());
+        };
+        let (Some(mine), Some(theirs)) = (
+            objective.score(&challenger.measurement),
+            racing::mean_score(&self.trials, &incumbent, &objective),
+        ) else {
+            return Ok(());
+        };
+        if mine < theirs - racing::WITHIN_REACH {
+            return Ok(());
+        }
+        let entrants = [self.entrant(&challenger.label), self.entrant(&incumbent)];
+        let origin = racing::origin(&challenger.label);
+        while racing::decide(&racing::pairs(&self.trials, &challenger.label, &objective))
+            == racing::Outcome::Running
+        {
+            if self.out_of_time() {
+                break;
+            }
+            let round = racing::pairs(&self.trials, &challenger.label, &objective).len();
+            let seed = self.header.seed ^ (challenger.number as u64).wrapping_mul(0x9E37);
+            for (_, index) in trial::rounds(2, 1, seed ^ round as u64) {
+                let entrant = Entrant { origin: origin.clone(), ..entrants[index].clone() };
+                // A pair already half run before an interruption keeps its half.
+                let done = self.trials.iter().any(|t| {
+                    t.stage == Stage::Race
+                        && t.origin == origin
+                        && t.round == Some(round)
+                        && t.label == entrant.label
+                });
+                if !done {
+                    self.trial(Stage::Race, &entrant, Some(round), None)?;
+                }
+            }
+            if racing::pairs(&self.trials, &challenger.label, &objective).len() <= round {
+                break; // a run of the pair failed: the race cannot go on
+            }
+        }
+        Ok(())
+    }
+
+    /// The entrant a search trial's label stands for.
+    fn entrant(&self, label: &str) -> Entrant {
+        let t = self
+            .trials
+            .iter()
+            .find(|t| t.stage == Stage::Search && t.label == label)
+            .expect("a search trial");
+        Entrant {
+            label: t.label.clone(),
+            candidate: t.candidate.clone(),
+            is_default: t.is_default,
+            origin: t.origin.clone(),
+        }
+    }
+
+    /// Whether the search must stop to leave time for the confirmation and
+    /// the larger-scale check within `--time`.
+    fn out_of_time(&self) -> bool {
+        let Some(limit) = self.header.time_budget_secs else {
+            return false;
+        };
+        let spent: f64 = self.trials.iter().map(|t| t.measurement.wall_secs).sum();
+        let walls: Vec<f64> = self
+            .trials
+            .iter()
+            .filter(|t| t.stage.is_search() && t.measurement.ok())
+            .map(|t| t.measurement.wall_secs)
+            .collect();
+        if walls.is_empty() {
+            return false;
+        }
+        let typical = crate::stats::median(&walls);
+        let confirm = ((self.header.confirm_top + 1) * self.header.confirm_repeats) as f64 * typical;
+        let verify = if self.header.verify_scale.is_some() {
+            // A run at k times the scale takes about k times as long.
+            let k = self
+                .header
+                .verify_scale
+                .map_or(1.0, |s| (1u64 << self.header.scale.shift.saturating_sub(s.shift)) as f64);
+            (self.header.confirm_top + 1) as f64 * typical * k
+        } else {
+            0.0
+        };
+        spent + typical + confirm + verify > limit
     }
 
     /// PRUNE_FACTOR times the defaults' wall time, once they have run.
@@ -197,20 +316,26 @@ impl Running<'_> {
             .map(|t| Duration::from_secs_f64(t.measurement.wall_secs * PRUNE_FACTOR))
     }
 
-    /// The best few distinct search candidates, then the defaults.
+    /// The best few search candidates by their mean over every search and
+    /// racing run (so a raced candidate's estimate is well measured), then
+    /// the defaults.
     fn pick_contenders(&self) -> Vec<Entrant> {
-        let mut ok: Vec<&TrialRecord> = self
+        let objective = self.objective();
+        let mut ranked: Vec<(f64, &TrialRecord)> = self
             .trials
             .iter()
             .filter(|t| t.stage == Stage::Search && t.measurement.ok() && !t.is_default)
+            .filter_map(|t| Some((racing::mean_score(&self.trials, &t.label, objective)?, t)))
             .collect();
-        ok.sort_by(|a, b| b.measurement.ops_per_sec.total_cmp(&a.measurement.ops_per_sec));
-        let mut picked: Vec<Entrant> = ok
-            .into_iter()
-            .take(self.header.confirm_top)
-            .map(|t| Entrant { label: t.label.clone(), candidate: t.candidate.clone(), is_default: false })
-            .collect();
-        picked.push(Entrant { label: "defaults".into(), candidate: self.defaults.clone(), is_default: true });
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut picked: Vec<Entrant> =
+            ranked.into_iter().take(self.header.confirm_top).map(|(_, t)| self.entrant(&t.label)).collect();
+        picked.push(Entrant {
+            label: "defaults".into(),
+            candidate: self.defaults.clone(),
+            is_default: true,
+            origin: "defaults".into(),
+        });
         picked
     }
 
@@ -281,6 +406,7 @@ impl Running<'_> {
             stage,
             label: entrant.label.clone(),
             is_default: entrant.is_default,
+            origin: entrant.origin.clone(),
             round,
             candidate: ran.candidate,
             options: ran.options,

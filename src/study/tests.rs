@@ -11,8 +11,9 @@ use crate::budget::MIB;
 use crate::dataset::Dataset;
 use crate::engine::rocksdb::RocksDb;
 use crate::record::Measurement;
+use crate::record::Objective;
 use crate::scale::Scale;
-use crate::search::{Sampler, Strategy};
+use crate::search::{Proposal, Sampler, Strategy};
 use crate::space::Value;
 use crate::trial::scripted::{ended, ok, ScriptedRunner};
 use crate::trial::Interrupted;
@@ -42,7 +43,10 @@ fn header(trials: usize, confirm_top: usize, confirm_repeats: usize) -> StudyHea
         space_name: "test".into(),
         space_text: SPACE.into(),
         strategy: Strategy::Random,
+        objectives: vec![Objective::Throughput],
         trials,
+        time_budget_secs: None,
+        racing: false,
         confirm_top,
         confirm_repeats,
         verify_scale: None,
@@ -100,7 +104,7 @@ impl Run {
 }
 
 fn random(header: &StudyHeader) -> Box<dyn Sampler> {
-    header.strategy.sampler(&space(), header.trials, header.seed)
+    header.strategy.sampler(&space(), header.trials, header.seed, &Objective::Throughput)
 }
 
 /// Proposes bloom_bits = 2 x the number of trials it was told of, so what
@@ -111,10 +115,11 @@ struct Learning {
 }
 
 impl Sampler for Learning {
-    fn ask(&mut self, _: &Space, history: &[TrialRecord]) -> Option<Candidate> {
+    fn ask(&mut self, _: &Space, history: &[TrialRecord]) -> Option<Proposal> {
         let bits = 2 * self.told as i64;
         self.log.borrow_mut().push(format!("ask after {} trials: {bits}", history.len()));
-        Some([("bloom_bits".to_string(), Value::Int(bits))].into_iter().collect())
+        let candidate = [("bloom_bits".to_string(), Value::Int(bits))].into_iter().collect();
+        Some(Proposal { candidate, origin: "model".into() })
     }
 
     fn tell(&mut self, trial: &TrialRecord) {
@@ -201,10 +206,11 @@ fn candidates_the_memory_model_rejects_are_recorded_but_never_run() {
     // Every other ask wants a cache of the whole budget: it cannot fit.
     struct Greedy(usize);
     impl Sampler for Greedy {
-        fn ask(&mut self, _: &Space, _: &[TrialRecord]) -> Option<Candidate> {
+        fn ask(&mut self, _: &Space, _: &[TrialRecord]) -> Option<Proposal> {
             self.0 += 1;
             let share = if self.0 % 2 == 1 { 1.0 } else { 0.1 };
-            Some([("block_cache_share".to_string(), Value::Float(share))].into_iter().collect())
+            let candidate = [("block_cache_share".to_string(), Value::Float(share))].into_iter().collect();
+            Some(Proposal { candidate, origin: "model".into() })
         }
     }
     let outcome = run.study(header(3, 1, 1), None, Box::new(Greedy(0)), &runner).unwrap();

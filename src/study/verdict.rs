@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::outcome::{Contender, Verdict, ALPHA};
-use crate::record::TrialRecord;
+use crate::record::{Better, Objective, TrialRecord};
 use crate::stats::{holm, median, min_detectable_change, paired_change, summarize};
 
 fn median_u64(values: impl Iterator<Item = u64>) -> u64 {
@@ -15,7 +15,8 @@ fn median_u64(values: impl Iterator<Item = u64>) -> u64 {
     v.get(v.len() / 2).copied().unwrap_or(0)
 }
 
-/// One contender's confirmation runs, round by round (`None`: the run failed).
+/// One contender's confirmation runs, round by round: the objective's merit
+/// (higher is better), `None` where the run failed.
 struct Runs<'a> {
     first: &'a TrialRecord,
     by_round: BTreeMap<usize, Option<f64>>,
@@ -23,7 +24,7 @@ struct Runs<'a> {
     failures: Vec<String>,
 }
 
-fn group(runs: &[TrialRecord]) -> BTreeMap<&str, Runs<'_>> {
+fn group<'a>(runs: &'a [TrialRecord], objective: &Objective) -> BTreeMap<&'a str, Runs<'a>> {
     let mut groups: BTreeMap<&str, Runs> = BTreeMap::new();
     for (i, r) in runs.iter().enumerate() {
         let entry = groups.entry(r.label.as_str()).or_insert_with(|| Runs {
@@ -33,9 +34,9 @@ fn group(runs: &[TrialRecord]) -> BTreeMap<&str, Runs<'_>> {
             failures: vec![],
         });
         let round = r.round.unwrap_or(i);
-        if r.measurement.ok() {
+        if let Some(merit) = objective.merit(&r.measurement) {
             entry.ok.push(r);
-            entry.by_round.insert(round, Some(r.measurement.ops_per_sec));
+            entry.by_round.insert(round, Some(merit));
         } else {
             entry.by_round.insert(round, None);
             entry.failures.push(format!("round {}: {}", round + 1, r.measurement.status));
@@ -49,14 +50,15 @@ fn pairs(a: &BTreeMap<usize, Option<f64>>, b: &BTreeMap<usize, Option<f64>>) -> 
     a.iter().filter_map(|(round, x)| Some(((*x)?, (*b.get(round)?)?))).unzip()
 }
 
-/// Judges the confirmation runs (labelled by contender, each with its round).
-pub fn judge(runs: &[TrialRecord], seed: u64) -> Option<Verdict> {
-    let groups = group(runs);
+/// Judges the confirmation runs (labelled by contender, each with its round)
+/// on `objective`.
+pub fn judge(runs: &[TrialRecord], objective: &Objective, seed: u64) -> Option<Verdict> {
+    let groups = group(runs, objective);
     let defaults = groups.values().find(|g| g.first.is_default).map(|g| &g.by_round);
     let mut contenders: Vec<Contender> = groups
         .iter()
         .map(|(label, g)| {
-            let values: Vec<f64> = g.ok.iter().map(|r| r.measurement.ops_per_sec).collect();
+            let values: Vec<f64> = g.ok.iter().filter_map(|r| objective.value(&r.measurement)).collect();
             let paired = match (g.first.is_default, defaults) {
                 (false, Some(d)) => {
                     let (mine, theirs) = pairs(&g.by_round, d);
@@ -89,7 +91,9 @@ pub fn judge(runs: &[TrialRecord], seed: u64) -> Option<Verdict> {
     for (&i, adjusted) in tested.iter().zip(holm(&p)) {
         contenders[i].p_adjusted = Some(adjusted);
     }
-    contenders.sort_by(|a, b| b.summary.median.point.total_cmp(&a.summary.median.point));
+    // Best first, by the objective's direction.
+    let sign = if objective.better() == Better::Lower { -1.0 } else { 1.0 };
+    contenders.sort_by(|a, b| (sign * b.summary.median.point).total_cmp(&(sign * a.summary.median.point)));
     let winner = contenders
         .iter()
         .enumerate()
@@ -102,6 +106,7 @@ pub fn judge(runs: &[TrialRecord], seed: u64) -> Option<Verdict> {
     let sds: Vec<f64> = contenders.iter().filter_map(|c| Some(c.paired?.sd_log_ratio)).collect();
     let rounds = contenders.iter().filter_map(|c| Some(c.paired?.n)).max().unwrap_or(0);
     Some(Verdict {
+        objective: objective.clone(),
         recommended: winner.unwrap_or(fallback),
         beats_defaults: winner.is_some(),
         min_detectable_change: min_detectable_change(

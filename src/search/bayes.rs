@@ -1,0 +1,226 @@
+//! `--strategy bayes`: a Gaussian process (friedrich: Matérn 5/2 kernel,
+//! constant prior, kernel and noise fitted by maximum likelihood) over the
+//! encoded space, and the next candidate where the expected improvement
+//! over the best predicted so far is largest, found from many random points
+//! and polished by Nelder-Mead from the best few (argmin). Candidates that
+//! failed, were killed or rejected are taught to the model as a penalty
+//! below the worst success, so neither they nor their neighbours come back.
+
+use argmin::core::{CostFunction, Executor};
+use argmin::solver::neldermead::NelderMead;
+use friedrich::gaussian_process::GaussianProcess;
+use friedrich::kernel::{Kernel, Matern2};
+use friedrich::prior::ConstantPrior;
+use nalgebra::{DMatrix, DVector};
+use rand::rngs::StdRng;
+use statrs::distribution::{Continuous, ContinuousCDF, Normal};
+
+use super::{seen, Encoding, Proposal, Sampler};
+use crate::record::{Objective, TrialRecord};
+use crate::space::Space;
+
+/// Random points the acquisition is evaluated at, per ask.
+const POOL: usize = 512;
+/// Best pool points polished by Nelder-Mead.
+const STARTS: usize = 4;
+/// Nelder-Mead iterations per start.
+const POLISH_ITERATIONS: u64 = 60;
+/// Below this expected improvement (in log units: 1%) for this many asks in
+/// a row, the model has nothing left worth a trial and the search stops.
+const STOP_BELOW: f64 = 0.01;
+const STOP_AFTER: usize = 3;
+
+pub type Model = GaussianProcess<Matern2, ConstantPrior>;
+
+pub struct BayesSampler {
+    encoding: Encoding,
+    objective: Objective,
+    rng: StdRng,
+    /// Asks in a row whose best expected improvement was below `STOP_BELOW`.
+    flat: usize,
+}
+
+/// The model's training data: each distinct candidate tried, its mean score
+/// over its successful runs (search and racing), or a penalty if it never
+/// succeeded.
+pub struct Observations {
+    pub xs: Vec<Vec<f64>>,
+    pub ys: Vec<f64>,
+}
+
+impl Observations {
+    pub fn gather(
+        space: &Space,
+        encoding: &Encoding,
+        history: &[TrialRecord],
+        objective: &Objective,
+    ) -> Self {
+        let mut labels: Vec<&str> = vec![];
+        let mut groups: Vec<(Vec<f64>, Vec<f64>)> = vec![];
+        for t in history.iter().filter(|t| t.stage.is_search()) {
+            let at = labels.iter().position(|l| *l == t.label).unwrap_or_else(|| {
+                labels.push(&t.label);
+                groups.push((encoding.encode(space, &t.candidate), vec![]));
+                labels.len() - 1
+            });
+            if let Some(score) = objective.score(&t.measurement) {
+                groups[at].1.push(score);
+            }
+        }
+        let means: Vec<Option<f64>> = groups
+            .iter()
+            .map(|(_, s)| (!s.is_empty()).then(|| s.iter().sum::<f64>() / s.len() as f64))
+            .collect();
+        let ok: Vec<f64> = means.iter().flatten().copied().collect();
+        let (low, high) =
+            ok.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), y| (l.min(*y), h.max(*y)));
+        let penalty = if ok.is_empty() { 0.0 } else { low - 0.5 * (high - low) - 0.1 };
+        let (xs, ys) = groups.into_iter().zip(means).map(|((x, _), y)| (x, y.unwrap_or(penalty))).unzip();
+        Observations { xs, ys }
+    }
+
+    /// A Gaussian process fitted to the standardised scores, with the
+    /// standardisation (mean, standard deviation) to undo it. The length
+    /// scale and the noise are those of the largest marginal likelihood over
+    /// a grid: friedrich's own gradient fit settles on "all noise" with few
+    /// points, and its `likelihood()` leaves out the log-determinant, so
+    /// kvtune computes the likelihood itself on friedrich's kernel.
+    pub fn fit(&self) -> Option<(Model, f64, f64)> {
+        if self.xs.len() < 3 {
+            return None;
+        }
+        let n = self.ys.len() as f64;
+        let mean = self.ys.iter().sum::<f64>() / n;
+        let sd = (self.ys.iter().map(|y| (y - mean).powi(2)).sum::<f64>() / n).sqrt().max(1e-9);
+        let ys: Vec<f64> = self.ys.iter().map(|y| (y - mean) / sd).collect();
+        let inputs = DMatrix::from_fn(self.xs.len(), self.xs[0].len(), |i, j| self.xs[i][j]);
+        let (kernel, noise) = LENGTH_SCALES
+            .iter()
+            .flat_map(|ls| NOISES.iter().map(move |noise| (Matern2::new(*ls, 1.0), *noise)))
+            .max_by(|a, b| {
+                log_likelihood(&inputs, &ys, &a.0, a.1).total_cmp(&log_likelihood(&inputs, &ys, &b.0, b.1))
+            })?;
+        let model =
+            GaussianProcess::new(ConstantPrior::new(0.0), kernel, noise, Some(1e-9), self.xs.clone(), ys);
+        Some((model, mean, sd))
+    }
+}
+
+/// Length scales tried, in the unit cube's terms.
+const LENGTH_SCALES: [f64; 6] = [0.1, 0.2, 0.35, 0.6, 1.0, 2.0];
+/// Noise standard deviations tried, in standard deviations of the scores.
+const NOISES: [f64; 5] = [0.05, 0.1, 0.2, 0.4, 0.7];
+
+/// The log marginal likelihood of standardised `ys` at `inputs` under a
+/// zero-mean process with `kernel` and white noise of standard deviation
+/// `noise`: -(y'K^-1 y + log|K| + n log 2 pi) / 2.
+fn log_likelihood(inputs: &DMatrix<f64>, ys: &[f64], kernel: &Matern2, noise: f64) -> f64 {
+    let n = ys.len();
+    let k = DMatrix::from_fn(n, n, |i, j| {
+        kernel.kernel(&inputs.row(i), &inputs.row(j)) + if i == j { noise * noise } else { 0.0 }
+    });
+    let Some(cholesky) = k.cholesky() else {
+        return f64::NEG_INFINITY;
+    };
+    let y = DVector::from_column_slice(ys);
+    let alpha = cholesky.l().solve_lower_triangular(&y).unwrap_or_else(|| y.clone());
+    let log_det: f64 = 2.0 * cholesky.l().diagonal().iter().map(|d| d.ln()).sum::<f64>();
+    -(alpha.norm_squared() + log_det + n as f64 * (2.0 * std::f64::consts::PI).ln()) / 2.0
+}
+
+impl BayesSampler {
+    pub fn new(space: &Space, objective: Objective, rng: StdRng) -> Self {
+        BayesSampler { encoding: Encoding::new(space), objective, rng, flat: 0 }
+    }
+}
+
+/// Expected improvement over `best` of a prediction (mean, variance).
+fn expected_improvement(mean: f64, variance: f64, best: f64) -> f64 {
+    let sigma = variance.max(1e-12).sqrt();
+    let z = (mean - best) / sigma;
+    let normal = Normal::standard();
+    sigma * (z * normal.cdf(z) + normal.pdf(z))
+}
+
+/// The acquisition as argmin minimises it: minus the expected improvement
+/// at the snapped point.
+#[derive(Clone, Copy)]
+struct NegativeEi<'a> {
+    model: &'a Model,
+    encoding: &'a Encoding,
+    space: &'a Space,
+    best: f64,
+}
+
+impl NegativeEi<'_> {
+    fn ei(&self, x: &[f64]) -> f64 {
+        let clamped: Vec<f64> = x.iter().map(|v| v.clamp(0.0, 1.0)).collect();
+        let snapped = self.encoding.snap(self.space, &clamped);
+        let (mean, variance) = self.model.predict_mean_variance(&snapped);
+        expected_improvement(mean, variance, self.best)
+    }
+}
+
+impl CostFunction for NegativeEi<'_> {
+    type Param = Vec<f64>;
+    type Output = f64;
+
+    fn cost(&self, x: &Self::Param) -> Result<Self::Output, argmin::core::Error> {
+        Ok(-self.ei(x))
+    }
+}
+
+/// Points worth polishing: the best of a random pool.
+fn starts(acquisition: &NegativeEi, rng: &mut StdRng) -> Vec<(f64, Vec<f64>)> {
+    let mut pool: Vec<(f64, Vec<f64>)> = (0..POOL)
+        .map(|_| {
+            let x = acquisition.encoding.random(acquisition.space, rng);
+            (acquisition.ei(&x), x)
+        })
+        .collect();
+    pool.sort_by(|a, b| b.0.total_cmp(&a.0));
+    pool.truncate(STARTS * 4);
+    pool
+}
+
+/// Nelder-Mead from `start` on a simplex of small steps around it.
+fn polish(acquisition: &NegativeEi, start: &[f64]) -> Vec<f64> {
+    let mut simplex = vec![start.to_vec()];
+    for i in 0..start.len() {
+        let mut x = start.to_vec();
+        x[i] = (x[i] + if x[i] > 0.5 { -0.1 } else { 0.1 }).clamp(0.0, 1.0);
+        simplex.push(x);
+    }
+    let result = Executor::new(*acquisition, NelderMead::new(simplex))
+        .configure(|s| s.max_iters(POLISH_ITERATIONS))
+        .run();
+    let best = result.ok().and_then(|r| r.state.best_param).unwrap_or_else(|| start.to_vec());
+    best.iter().map(|v| v.clamp(0.0, 1.0)).collect()
+}
+
+impl Sampler for BayesSampler {
+    fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Proposal> {
+        let observations = Observations::gather(space, &self.encoding, history, &self.objective);
+        let Some((model, _, sd)) = observations.fit() else {
+            // Too little to model: a random candidate.
+            let candidate = (0..100).map(|_| space.sample(&mut self.rng)).find(|c| !seen(history, c))?;
+            return Some(Proposal { candidate, origin: "random".into() });
+        };
+        // The incumbent is the best predicted mean at a tried point, not the
+        // luckiest single run.
+        let best = observations.xs.iter().map(|x| model.predict(x)).fold(f64::NEG_INFINITY, f64::max);
+        let acquisition = NegativeEi { model: &model, encoding: &self.encoding, space, best };
+        let mut found = starts(&acquisition, &mut self.rng);
+        let polished: Vec<Vec<f64>> =
+            found.iter().take(STARTS).map(|(_, x)| polish(&acquisition, x)).collect();
+        found.extend(polished.into_iter().map(|x| (acquisition.ei(&x), x)));
+        found.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let (ei, x) = found.into_iter().find(|(_, x)| !seen(history, &self.encoding.decode(space, x)))?;
+        // The improvement in score units (log of the objective).
+        self.flat = if ei * sd < STOP_BELOW { self.flat + 1 } else { 0 };
+        if self.flat >= STOP_AFTER {
+            return None;
+        }
+        Some(Proposal { candidate: self.encoding.decode(space, &x), origin: "model".into() })
+    }
+}

@@ -1,0 +1,142 @@
+//! Racing (SMAC's intensification): a search candidate whose single run
+//! comes within reach of the incumbent is re-run beside it, in pairs (order
+//! random within a pair), until it is clearly worse, or clearly better and
+//! becomes the incumbent. Noise then cannot crown a lucky single run. Every
+//! decision is a function of the recorded trials, so a resumed study reaches
+//! the same incumbent.
+
+use crate::record::{Objective, Stage, TrialRecord};
+use crate::stats::paired_change;
+
+/// A challenger is raced when its single run is at most this far below the
+/// incumbent's mean (in log units: about 5%).
+pub const WITHIN_REACH: f64 = 0.05;
+/// Pairs after which a race ends whatever it shows.
+pub const MAX_PAIRS: usize = 3;
+/// A race is decided early when the paired test is this sure.
+const DECISIVE_P: f64 = 0.1;
+
+/// The `origin` racing runs carry: which challenger's race they belong to.
+pub fn origin(challenger: &str) -> String {
+    format!("race:{challenger}")
+}
+
+/// How a race stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Running,
+    Better,
+    Worse,
+}
+
+/// The decision after `pairs` of (challenger, incumbent) scores.
+pub fn decide(pairs: &[(f64, f64)]) -> Outcome {
+    if pairs.is_empty() {
+        return Outcome::Running;
+    }
+    let mean = pairs.iter().map(|(c, i)| c - i).sum::<f64>() / pairs.len() as f64;
+    let verdict = if mean > 0.0 { Outcome::Better } else { Outcome::Worse };
+    if pairs.len() == 1 {
+        return if mean < -WITHIN_REACH { Outcome::Worse } else { Outcome::Running };
+    }
+    let (c, i): (Vec<f64>, Vec<f64>) = pairs.iter().map(|(c, i)| (c.exp(), i.exp())).unzip();
+    let decisive = paired_change(&c, &i).is_some_and(|p| p.p < DECISIVE_P);
+    if decisive || pairs.len() >= MAX_PAIRS {
+        verdict
+    } else {
+        Outcome::Running
+    }
+}
+
+/// A label's mean score over its successful search and racing runs.
+pub fn mean_score(trials: &[TrialRecord], label: &str, objective: &Objective) -> Option<f64> {
+    let scores: Vec<f64> = trials
+        .iter()
+        .filter(|t| t.stage.is_search() && t.label == label)
+        .filter_map(|t| objective.score(&t.measurement))
+        .collect();
+    (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64)
+}
+
+/// The (challenger, incumbent) scores of a race's completed pairs.
+pub fn pairs(trials: &[TrialRecord], challenger: &str, objective: &Objective) -> Vec<(f64, f64)> {
+    let tag = origin(challenger);
+    let runs: Vec<&TrialRecord> =
+        trials.iter().filter(|t| t.stage == Stage::Race && t.origin == tag).collect();
+    let rounds = runs.iter().filter_map(|t| t.round).max().map_or(0, |r| r + 1);
+    (0..rounds)
+        .filter_map(|round| {
+            let side = |mine: bool| {
+                runs.iter()
+                    .find(|t| t.round == Some(round) && (t.label == challenger) == mine)
+                    .and_then(|t| objective.score(&t.measurement))
+            };
+            Some((side(true)?, side(false)?))
+        })
+        .collect()
+}
+
+/// The incumbent after every race so far: the defaults, replaced by each
+/// challenger that won its race.
+pub fn incumbent(trials: &[TrialRecord], objective: &Objective) -> Option<String> {
+    let mut incumbent = trials.iter().find(|t| t.is_default && t.stage == Stage::Search)?.label.clone();
+    for t in trials.iter().filter(|t| t.stage == Stage::Search && !t.is_default) {
+        if decide(&pairs(trials, &t.label, objective)) == Outcome::Better {
+            incumbent = t.label.clone();
+        }
+    }
+    Some(incumbent)
+}
+
+/// What racing did, for the report.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Summary {
+    pub races: usize,
+    pub runs: usize,
+    /// Races won: the challenger became the incumbent.
+    pub won: usize,
+    /// Races where the challenger's single run beat the incumbent's mean but
+    /// the paired runs showed it worse: a single-run ranking overturned.
+    pub overturned: usize,
+}
+
+pub fn summarize(trials: &[TrialRecord], objective: &Objective) -> Summary {
+    let mut summary =
+        Summary { runs: trials.iter().filter(|t| t.stage == Stage::Race).count(), ..Summary::default() };
+    for t in trials.iter().filter(|t| t.stage == Stage::Search && !t.is_default) {
+        let pairs = pairs(trials, &t.label, objective);
+        if pairs.is_empty() {
+            continue;
+        }
+        summary.races += 1;
+        match decide(&pairs) {
+            Outcome::Better => summary.won += 1,
+            Outcome::Worse
+                if objective.score(&t.measurement).zip(Some(pairs[0].1)).is_some_and(|(s, i)| s > i) =>
+            {
+                summary.overturned += 1
+            }
+            _ => {}
+        }
+    }
+    summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_race_ends_when_the_pairs_are_clear_or_after_the_last_pair() {
+        assert_eq!(decide(&[]), Outcome::Running);
+        assert_eq!(decide(&[(1.0, 1.2)]), Outcome::Worse, "clearly behind after one pair");
+        assert_eq!(decide(&[(1.0, 1.01)]), Outcome::Running);
+        let steady_gain = [(1.10, 1.0), (1.12, 1.01), (1.11, 1.0)];
+        assert_eq!(decide(&steady_gain[..2]), Outcome::Better, "a steady 10% is decisive after two pairs");
+        let noisy = [(1.0, 1.05), (1.1, 1.0), (0.98, 1.0)];
+        assert_eq!(decide(&noisy[..2]), Outcome::Running);
+        assert_eq!(decide(&noisy), Outcome::Better, "after the last pair the better mean wins");
+        let behind = [(1.0, 1.05), (1.1, 1.0), (0.9, 1.0)];
+        assert_eq!(decide(&behind), Outcome::Worse);
+    }
+}
