@@ -188,6 +188,32 @@ pub struct StudyOutcome {
     pub options_file: Option<String>,
     /// The contenders re-measured at a larger scale, if the study did so.
     pub transfer: Option<Transfer>,
+    /// Each searched parameter's share of the explained variation, largest first.
+    pub importances: Vec<(String, f64)>,
+    /// What racing did.
+    pub racing: RacingSummary,
+    /// With two objectives: the search candidates no other beats on both.
+    pub pareto: Vec<ParetoPoint>,
+}
+
+/// What racing against the incumbent did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RacingSummary {
+    pub races: usize,
+    pub runs: usize,
+    /// Races won: the challenger became the incumbent.
+    pub won: usize,
+    /// Races where the challenger's single run beat the incumbent's mean but
+    /// the paired runs showed it worse: a single-run ranking overturned.
+    pub overturned: usize,
+}
+
+/// A search candidate on the Pareto front of two objectives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParetoPoint {
+    pub label: String,
+    /// Its mean value of each objective over its search and racing runs.
+    pub values: [f64; 2],
 }
 
 impl StudyOutcome {

@@ -531,6 +531,15 @@ impl Objective {
         Some(if self.better() == Better::Lower { -log } else { log })
     }
 
+    /// The value a score stands for (the inverse of [`Objective::score`]).
+    pub fn from_score(&self, score: f64) -> f64 {
+        if self.better() == Better::Lower {
+            (-score).exp()
+        } else {
+            score.exp()
+        }
+    }
+
     /// The value as a figure "higher is better" (its reciprocal where lower
     /// is better): what paired ratios are taken of, so a gain is positive.
     pub fn merit(&self, m: &Measurement) -> Option<f64> {

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::text::{headline, ops, pct, resolution};
+use super::text::{headline, num, ops, pct, resolution};
 use crate::budget::ByteSize;
 use crate::outcome::{StudyOutcome, Transfer, Verdict};
 use crate::record::{Measurement, Stage, TrialRecord};
@@ -33,6 +33,7 @@ pub fn report(outcome: &StudyOutcome) -> String {
     if let Some(t) = &outcome.transfer {
         transfer(&mut md, t);
     }
+    search(&mut md, outcome);
     method(&mut md, outcome);
     if let Some(v) = &outcome.verdict {
         confirmation(&mut md, v);
@@ -234,6 +235,68 @@ fn transfer(md: &mut String, t: &Transfer) {
         None => "no candidate was recommended over the defaults",
     };
     let _ = writeln!(md, "\nRank agreement (Spearman) {spearman}; {still}. One run a side at the larger scale: a check, not a verdict.\n");
+}
+
+/// The search: where its candidates came from, how it progressed, what
+/// racing did, which parameters mattered and, with two objectives, the front.
+fn search(md: &mut String, outcome: &StudyOutcome) {
+    let objective = &outcome.header.objectives[0];
+    let search: Vec<&TrialRecord> = outcome.trials.iter().filter(|t| t.stage == Stage::Search).collect();
+    if search.is_empty() {
+        return;
+    }
+    let mut origins: Vec<(String, usize)> = vec![];
+    for t in &search {
+        let kind = t.origin.split(':').next().unwrap_or("").to_string();
+        match origins.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => origins.push((kind, 1)),
+        }
+    }
+    let origins: Vec<String> = origins.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    let r = &outcome.racing;
+    let _ = writeln!(
+        md,
+        "## The search
+
+{} search trials ({}), strategy {}, objective {}; racing spent {} runs on {} races: {} challengers replaced the incumbent, \
+         and {} single-run rankings were overturned by the paired runs.\n",
+        search.len(),
+        origins.join(", "),
+        format!("{:?}", outcome.header.strategy).to_lowercase(),
+        objective,
+        r.runs,
+        r.races,
+        r.won,
+        r.overturned
+    );
+    md.push_str("| trial | from | ");
+    let _ = write!(md, "{objective} ({}) | best so far |\n|---|---|---|---|\n", objective.unit());
+    let mut best: Option<f64> = None;
+    for t in &search {
+        let value = objective.value(&t.measurement);
+        if let Some(score) = objective.score(&t.measurement) {
+            best = Some(best.map_or(score, |b: f64| b.max(score)));
+        }
+        let shown = value.map(num).unwrap_or_else(|| t.measurement.status.to_string());
+        let best = best.map(|b| num(objective.from_score(b))).unwrap_or_default();
+        let _ = writeln!(md, "| {} | {} | {shown} | {best} |", t.label, t.origin);
+    }
+    md.push('\n');
+    if !outcome.importances.is_empty() {
+        md.push_str("Which parameters mattered (share of the variation a model of every search trial explains, main effects):\n\n| parameter | importance |\n|---|---|\n");
+        for (name, share) in &outcome.importances {
+            let _ = writeln!(md, "| `{name}` | {:.0}% |", share * 100.0);
+        }
+        md.push('\n');
+    }
+    if let [first, second] = outcome.header.objectives.as_slice() {
+        let _ = writeln!(md, "The Pareto front of {first} and {second} (no other candidate is better on both):\n\n| candidate | {first} | {second} |\n|---|---|---|");
+        for p in &outcome.pareto {
+            let _ = writeln!(md, "| {} | {} | {} |", p.label, num(p.values[0]), num(p.values[1]));
+        }
+        md.push('\n');
+    }
 }
 
 fn method(md: &mut String, outcome: &StudyOutcome) {

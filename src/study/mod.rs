@@ -17,10 +17,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::budget::ByteSize;
 use crate::engine::Engine;
-use crate::outcome::{OptionRow, StudyHeader, StudyOutcome, Transfer, Verdict};
+use crate::outcome::{OptionRow, ParetoPoint, StudyHeader, StudyOutcome, Transfer, Verdict};
 use crate::record::{Objective, Stage, Status, TrialRecord};
 use crate::report;
 use crate::scale::Scale;
+use crate::search::importance;
 use crate::search::Sampler;
 use crate::space::{Candidate, Space};
 use crate::trial::{self, Request, TrialRunner};
@@ -63,8 +64,14 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
         journal.append(&Entry::Started(Box::new(header.clone())))?;
     }
     let phase_names = header.dataset.workload(header.scaled_budget()).phase_names();
+    // With a time limit the number of search trials is not known up front,
+    // so the bar counts seconds of the limit instead of trials.
     let verify_runs = if header.verify_scale.is_some() { header.confirm_top + 1 } else { 0 };
     let planned = header.trials + (header.confirm_top + 1) * header.confirm_repeats + verify_runs;
+    let (length, unit) = match header.time_budget_secs {
+        Some(limit) => (limit as usize, "s of the time limit"),
+        None => (planned, "trials"),
+    };
     let mut study = Running {
         header: &header,
         space: &space,
@@ -75,11 +82,12 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
         phase_names,
         defaults: engine.defaults(header.full_budget),
         trials: prior.unwrap_or_default(),
-        progress: progress_bar(show_progress, planned),
+        progress: progress_bar(show_progress, length, unit),
         show_progress,
     };
     let done = study.trials.iter().filter(|t| t.measurement.ran()).count();
     study.progress.set_position(done as u64);
+    study.show_time_spent();
     study.search(sampler)?;
     let contenders = study.pick_contenders();
     study.confirm(&contenders)?;
@@ -115,17 +123,15 @@ fn create_out_dir(out_dir: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("creating the output folder {}", out_dir.display()))
 }
 
-fn progress_bar(show: bool, len: usize) -> ProgressBar {
+fn progress_bar(show: bool, len: usize, unit: &str) -> ProgressBar {
     if !show {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(len as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} trials, ETA {eta}  {msg}",
-        )
-        .expect("valid template"),
+    let template = format!(
+        "{{spinner}} [{{elapsed_precise}}] {{bar:30.cyan/blue}} {{pos}}/{{len}} {unit}, ETA {{eta}}  {{msg}}"
     );
+    bar.set_style(ProgressStyle::with_template(&template).expect("valid template"));
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     bar
 }
@@ -197,7 +203,6 @@ impl Running<'_> {
             } else {
                 rejected_in_a_row = 0;
                 ran += 1;
-                self.progress.inc(1);
             }
             sampler.tell(&record);
             self.race(&record)?;
@@ -316,16 +321,24 @@ impl Running<'_> {
             .map(|t| Duration::from_secs_f64(t.measurement.wall_secs * PRUNE_FACTOR))
     }
 
-    /// The best few search candidates by their mean over every search and
-    /// racing run (so a raced candidate's estimate is well measured), then
-    /// the defaults.
+    /// The best few search candidates, then the defaults: the incumbent
+    /// racing crowned first, then the others by their mean over every search
+    /// and racing run, leaving out those that lost a race.
     fn pick_contenders(&self) -> Vec<Entrant> {
         let objective = self.objective();
+        let incumbent = racing::incumbent(&self.trials, objective);
+        let lost = |label: &str| {
+            racing::decide(&racing::pairs(&self.trials, label, objective)) == racing::Outcome::Worse
+        };
         let mut ranked: Vec<(f64, &TrialRecord)> = self
             .trials
             .iter()
-            .filter(|t| t.stage == Stage::Search && t.measurement.ok() && !t.is_default)
-            .filter_map(|t| Some((racing::mean_score(&self.trials, &t.label, objective)?, t)))
+            .filter(|t| t.stage == Stage::Search && t.measurement.ok() && !t.is_default && !lost(&t.label))
+            .filter_map(|t| {
+                let crowned = incumbent.as_deref() == Some(t.label.as_str());
+                let mean = racing::mean_score(&self.trials, &t.label, objective)?;
+                Some((if crowned { f64::INFINITY } else { mean }, t))
+            })
             .collect();
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
         let mut picked: Vec<Entrant> =
@@ -349,7 +362,6 @@ impl Running<'_> {
         self.progress.set_length(self.progress.position() + schedule.len().saturating_sub(done) as u64);
         for &(round, index) in schedule.iter().skip(done) {
             self.trial(Stage::Confirm, &contenders[index], Some(round), None)?;
-            self.progress.inc(1);
         }
         Ok(())
     }
@@ -362,7 +374,6 @@ impl Running<'_> {
         let budget = scale.apply(self.header.full_budget);
         for &(_, index) in schedule.iter().skip(done) {
             self.run(Stage::Verify, &contenders[index], None, budget, None)?;
-            self.progress.inc(1);
         }
         Ok(())
     }
@@ -460,7 +471,47 @@ impl Running<'_> {
             option_rows,
             options_file,
             transfer,
+            importances: importance::importances(
+                self.space,
+                &self.trials,
+                self.objective(),
+                self.header.seed,
+            ),
+            racing: racing::summarize(&self.trials, self.objective()),
+            pareto: self.pareto(),
         })
+    }
+
+    /// With two objectives, the search candidates no other candidate beats
+    /// on both (each by its mean over its search and racing runs).
+    fn pareto(&self) -> Vec<ParetoPoint> {
+        let [first, second] = match self.header.objectives.as_slice() {
+            [a, b] => [a, b],
+            _ => return vec![],
+        };
+        let points: Vec<(String, [f64; 2])> = self
+            .trials
+            .iter()
+            .filter(|t| t.stage == Stage::Search && t.measurement.ok())
+            .filter_map(|t| {
+                let score = [
+                    racing::mean_score(&self.trials, &t.label, first)?,
+                    racing::mean_score(&self.trials, &t.label, second)?,
+                ];
+                Some((t.label.clone(), score))
+            })
+            .collect();
+        let dominated = |s: &[f64; 2]| {
+            points.iter().any(|(_, o)| o[0] >= s[0] && o[1] >= s[1] && (o[0] > s[0] || o[1] > s[1]))
+        };
+        points
+            .iter()
+            .filter(|(_, s)| !dominated(s))
+            .map(|(label, s)| ParetoPoint {
+                label: label.clone(),
+                values: [first.from_score(s[0]), second.from_score(s[1])],
+            })
+            .collect()
     }
 
     /// Logs a finished trial, appends it to the journal and rewrites the CSV.
@@ -468,7 +519,27 @@ impl Running<'_> {
         self.log(record);
         self.journal.append(&Entry::Trial(Box::new(record.clone())))?;
         self.trials.push(record.clone());
+        self.advance(record);
         report::write_trials_csv(&self.out_dir, self.space, &self.phase_names, &self.trials)
+    }
+
+    /// Moves the bar: under a time limit it counts the seconds spent of the
+    /// limit, otherwise the trials run.
+    fn advance(&self, record: &TrialRecord) {
+        if self.header.time_budget_secs.is_some() {
+            self.show_time_spent();
+        } else if record.measurement.ran() {
+            self.progress.inc(1);
+        }
+    }
+
+    /// Under a time limit: the seconds the trials took so far, of the limit.
+    fn show_time_spent(&self) {
+        if let Some(limit) = self.header.time_budget_secs {
+            let spent: f64 = self.trials.iter().map(|t| t.measurement.wall_secs).sum();
+            self.progress.set_length(limit.max(spent) as u64);
+            self.progress.set_position(spent as u64);
+        }
     }
 
     fn best_message(&self) -> String {

@@ -5,6 +5,7 @@
 //! decision is a function of the recorded trials, so a resumed study reaches
 //! the same incumbent.
 
+use crate::outcome::RacingSummary;
 use crate::record::{Objective, Stage, TrialRecord};
 use crate::stats::paired_change;
 
@@ -88,21 +89,11 @@ pub fn incumbent(trials: &[TrialRecord], objective: &Objective) -> Option<String
     Some(incumbent)
 }
 
-/// What racing did, for the report.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Summary {
-    pub races: usize,
-    pub runs: usize,
-    /// Races won: the challenger became the incumbent.
-    pub won: usize,
-    /// Races where the challenger's single run beat the incumbent's mean but
-    /// the paired runs showed it worse: a single-run ranking overturned.
-    pub overturned: usize,
-}
-
-pub fn summarize(trials: &[TrialRecord], objective: &Objective) -> Summary {
-    let mut summary =
-        Summary { runs: trials.iter().filter(|t| t.stage == Stage::Race).count(), ..Summary::default() };
+pub fn summarize(trials: &[TrialRecord], objective: &Objective) -> RacingSummary {
+    let mut summary = RacingSummary {
+        runs: trials.iter().filter(|t| t.stage == Stage::Race).count(),
+        ..RacingSummary::default()
+    };
     for t in trials.iter().filter(|t| t.stage == Stage::Search && !t.is_default) {
         let pairs = pairs(trials, &t.label, objective);
         if pairs.is_empty() {

@@ -353,3 +353,69 @@ fn random_search_is_the_same_for_a_seed() {
     };
     assert_eq!(plan(), plan());
 }
+
+#[test]
+fn racing_keeps_a_lucky_single_run_from_becoming_the_incumbent() {
+    let run = Run::new();
+    let calls = RefCell::new(std::collections::HashMap::<i64, usize>::new());
+    // 2 bits: one lucky first run (1500), then 900 each time: worse than the
+    // defaults' 1000. 4 bits: a steady 1100. Everything else: 950.
+    let runner = ScriptedRunner::new(move |c: &Candidate| {
+        let mut calls = calls.borrow_mut();
+        let n = calls.entry(bloom(c)).or_default();
+        *n += 1;
+        let ops = match (bloom(c), *n) {
+            (0, _) => 1000.0,
+            (2, 1) => 1500.0,
+            (2, _) => 900.0,
+            (4, _) => 1100.0 * (1.0 + 0.001 * *n as f64),
+            _ => 950.0,
+        };
+        ok(ops, 10.0)
+    });
+    let (sampler, _) = learning();
+    let mut header = header(4, 1, 3);
+    header.racing = true;
+    let outcome = run.study(header, None, sampler, &runner).unwrap();
+    let races: Vec<(&str, &str)> = outcome
+        .trials
+        .iter()
+        .filter(|t| t.stage == Stage::Race)
+        .map(|t| (t.origin.as_str(), t.label.as_str()))
+        .collect();
+    // Labels are trial numbers, racing runs included. #1 (2 bits) raced the
+    // defaults and lost after one pair; #4 (4 bits) won after two; #9 (6
+    // bits, 950) was not within reach of the new incumbent.
+    assert_eq!(races.iter().filter(|(o, _)| *o == "race:#1").count(), 2, "{races:?}");
+    assert_eq!(races.iter().filter(|(o, _)| *o == "race:#4").count(), 4, "{races:?}");
+    assert!(!races.iter().any(|(o, _)| *o == "race:#9"), "{races:?}");
+    assert_eq!(racing::incumbent(&outcome.trials, &Objective::Throughput).as_deref(), Some("#4"));
+    let summary = &outcome.racing;
+    assert_eq!((summary.races, summary.won, summary.overturned, summary.runs), (2, 1, 1, 6));
+    // The confirmed contender is the race's winner, not the lucky run.
+    let confirmed: Vec<&str> =
+        outcome.trials.iter().filter(|t| t.stage == Stage::Confirm).map(|t| t.label.as_str()).collect();
+    assert!(confirmed.contains(&"#4") && !confirmed.contains(&"#1"), "{confirmed:?}");
+}
+
+#[test]
+fn a_latency_objective_is_minimised_and_its_gain_is_the_drop() {
+    let run = Run::new();
+    // Latency p99 of the only phase: 100 us less 5 per bloom bit.
+    let runner = ScriptedRunner::new(|c: &Candidate| {
+        let mut m = by_bloom(c);
+        m.phases[0].latency.p99_us = 100.0 - 5.0 * bloom(c) as f64;
+        m
+    });
+    let (sampler, _) = learning();
+    let mut header = header(5, 1, 4);
+    header.objectives = vec!["latency:only:p99".parse().unwrap()];
+    let outcome = run.study(header, None, sampler, &runner).unwrap();
+    let v = outcome.verdict.unwrap();
+    assert_eq!(v.recommended().label, "#4");
+    assert_eq!(v.recommended().summary.median.point, 60.0);
+    // The merit gain is 100/60 - 1; the report reads it as -40% latency.
+    assert!((v.recommended().paired.unwrap().change.point - (100.0 / 60.0 - 1.0)).abs() < 1e-9);
+    let report = std::fs::read_to_string(run.out().join("report.md")).unwrap();
+    assert!(report.contains("60.00 us") && report.contains("-40.0% against"), "{report}");
+}
