@@ -4,6 +4,8 @@
 
 pub mod ops;
 pub mod spork;
+pub mod tbs;
+pub mod tsdb;
 mod values;
 
 use std::path::Path;
@@ -14,7 +16,14 @@ pub use crate::budget::Shape;
 use ops::OpSource;
 
 /// Built-in datasets: name and file text.
-pub const BUILT_IN: &[(&str, &str)] = &[("spork", include_str!("../../datasets/spork.toml"))];
+pub const BUILT_IN: &[(&str, &str)] = &[
+    ("spork", include_str!("../../datasets/spork.toml")),
+    ("tbs", include_str!("../../datasets/tbs.toml")),
+    ("tsdb", include_str!("../../datasets/tsdb.toml")),
+];
+
+/// The generators a dataset file can name.
+const GENERATORS: &str = "spork, tbs, tsdb";
 
 /// A dataset file as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,6 +51,10 @@ pub struct Dataset {
     pub objective: Option<String>,
     #[serde(default)]
     pub spork: Option<spork::SporkParams>,
+    #[serde(default)]
+    pub tbs: Option<tbs::TbsParams>,
+    #[serde(default)]
+    pub tsdb: Option<tsdb::TsdbParams>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -108,10 +121,14 @@ impl Dataset {
     }
 
     fn params_problem(&self) -> Option<String> {
-        match (self.generator.as_str(), &self.spork) {
-            ("spork", Some(p)) => p.problem(),
-            ("spork", None) => Some("generator `spork` needs a [spork] table".into()),
-            (other, _) => Some(format!("unknown generator `{other}`: known generators are spork")),
+        let table = |p: Option<Option<String>>| {
+            p.unwrap_or_else(|| Some(format!("generator `{0}` needs a [{0}] table", self.generator)))
+        };
+        match self.generator.as_str() {
+            "spork" => table(self.spork.as_ref().map(|p| p.problem())),
+            "tbs" => table(self.tbs.as_ref().map(|p| p.problem())),
+            "tsdb" => table(self.tsdb.as_ref().map(|p| p.problem())),
+            other => Some(format!("unknown generator `{other}`: known generators are {GENERATORS}")),
         }
     }
 
@@ -134,9 +151,11 @@ impl Dataset {
 
     /// The generator's workload at `budget`, every count times `size`.
     fn build(&self, budget: u64, size: f64) -> Box<dyn Workload> {
-        match &self.spork {
-            Some(params) => Box::new(spork::Spork::new(params.clone(), budget, size)),
-            None => unreachable!("checked when parsed"),
+        match (self.generator.as_str(), &self.spork, &self.tbs, &self.tsdb) {
+            ("spork", Some(params), _, _) => Box::new(spork::Spork::new(params.clone(), budget, size)),
+            ("tbs", _, Some(params), _) => Box::new(tbs::Tbs::new(params.clone(), budget, size)),
+            ("tsdb", _, _, Some(params)) => Box::new(tsdb::Tsdb::new(params.clone(), budget, size)),
+            _ => unreachable!("checked when parsed"),
         }
     }
 
@@ -163,6 +182,21 @@ mod tests {
     fn unknown_dataset_lists_the_known_ones() {
         let err = Dataset::find("nope").unwrap_err().to_string();
         assert!(err.contains("`nope`") && err.contains("spork"), "{err}");
+    }
+
+    #[test]
+    fn every_built_in_parses_and_generator_mistakes_are_named() {
+        for (name, _) in BUILT_IN {
+            let dataset = Dataset::find(name).unwrap();
+            assert_eq!(&dataset.name, name);
+            assert!(!dataset.build(64 << 20, 1.0).phase_names().is_empty());
+        }
+        let text = BUILT_IN[0].1.replace("generator = \"spork\"", "generator = \"nope\"");
+        let err = Dataset::parse("x.toml", &text).unwrap_err().to_string();
+        assert!(err.contains("`nope`") && err.contains("spork, tbs, tsdb"), "{err}");
+        let text = BUILT_IN[1].1.replace("generator = \"tbs\"", "generator = \"tsdb\"");
+        let err = Dataset::parse("x.toml", &text).unwrap_err().to_string();
+        assert!(err.contains("generator `tsdb` needs a [tsdb] table"), "{err}");
     }
 
     #[test]

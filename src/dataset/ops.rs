@@ -135,3 +135,14 @@ pub trait OpSource {
     /// Bytes the value ranges of the last batch's ops point into.
     fn corpus(&self) -> &[u8];
 }
+
+/// Every batch of a source, for tests that measure what a generator makes.
+#[cfg(test)]
+pub fn drain(source: &mut dyn OpSource) -> Vec<Batch> {
+    let mut out = vec![];
+    let mut batch = Batch::default();
+    while source.next_batch(&mut batch) {
+        out.push(batch.clone());
+    }
+    out
+}

@@ -10,7 +10,7 @@ use rand_distr::{Distribution, Exp, LogNormal, Zipf};
 use serde::{Deserialize, Serialize};
 
 use super::ops::{Batch, OpKind, OpSource};
-use super::values::{corpus, mix64, push_id32, slice};
+use super::values::{corpus, corpus_len, mix64, push_id32, slice};
 use super::{Phase, Shape, Workload};
 use crate::budget::GIB;
 
@@ -33,10 +33,6 @@ pub const REGISTER_KEY_LEN: usize = 41;
 pub const REGISTER_PREFIX_LEN: u16 = 33;
 /// Height-keyed records: prefix + height(8); an event scan stays within it.
 pub const HEIGHT_KEY_LEN: u16 = 9;
-/// The value corpus: a 64th of the budget, from 1 to 8 MiB, so the generator's
-/// own memory stays a small part of what the cgroup counts.
-const CORPUS_SHARE_OF_BUDGET: u64 = 64;
-const CORPUS_BYTES: (usize, usize) = (1 << 20, 8 << 20);
 const MAX_CODE_BYTES: f64 = 700.0 * 1024.0;
 const READS_PER_BATCH: u64 = 1000;
 const EVENTS_PER_SCAN: u32 = 100;
@@ -161,9 +157,7 @@ impl Workload for Spork {
     }
 
     fn phases(&self, seed: u64) -> Vec<Phase> {
-        let corpus_bytes =
-            ((self.budget / CORPUS_SHARE_OF_BUDGET) as usize).clamp(CORPUS_BYTES.0, CORPUS_BYTES.1);
-        let common = Common::new(&self.params, self.registers, corpus_bytes, seed);
+        let common = Common::new(&self.params, self.registers, corpus_len(self.budget), seed);
         let warmup = |ops: u64| (ops as f64 * self.params.warmup_share) as u64;
         let block_ops = self.blocks * self.ops_per_block();
         vec![
@@ -427,20 +421,12 @@ impl OpSource for Serve {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dataset::ops::drain;
     use crate::dataset::Dataset;
 
     fn small() -> Spork {
         let dataset = Dataset::find("spork").unwrap();
         Spork::new(dataset.spork.unwrap(), 16 << 20, 1.0)
-    }
-
-    fn drain(source: &mut dyn OpSource) -> Vec<Batch> {
-        let mut out = vec![];
-        let mut batch = Batch::default();
-        while source.next_batch(&mut batch) {
-            out.push(batch.clone());
-        }
-        out
     }
 
     #[test]

@@ -42,6 +42,39 @@ pub fn corpus(len: usize, compressibility: f64, seed: u64) -> Vec<u8> {
     out
 }
 
+/// Bytes of value corpus for a budget: a 64th of it, from 1 to 8 MiB, so the
+/// generator's own memory stays a small part of what the cgroup counts.
+pub fn corpus_len(budget: u64) -> usize {
+    ((budget / 64) as usize).clamp(1 << 20, 8 << 20)
+}
+
+/// Appends `x` as 16 lowercase hex digits, as text keys spell their ids.
+pub fn push_hex64(out: &mut Vec<u8>, x: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.extend((0..16).rev().map(|i| DIGITS[((x >> (4 * i)) & 0xF) as usize]));
+}
+
+/// A number in [0, 1) fixed by a hash, for choices an id decides once (a
+/// trace is sampled or not) and a later phase must see the same way.
+pub fn unit(hash: u64) -> f64 {
+    (hash >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// A size drawn log-uniformly from `[min, max]`: every factor of two in the
+/// range is as likely, as for payloads spread over orders of magnitude.
+pub fn log_uniform(rng: &mut impl Rng, min: f64, max: f64) -> f64 {
+    min * (max / min).powf(rng.random::<f64>())
+}
+
+/// The mean of [`log_uniform`] over `[min, max]`.
+pub fn log_uniform_mean(min: f64, max: f64) -> f64 {
+    if max > min {
+        (max - min) / (max / min).ln()
+    } else {
+        min
+    }
+}
+
 /// A random slice of `len` bytes of a corpus of `corpus_len` bytes.
 pub fn slice(rng: &mut impl Rng, corpus_len: usize, len: usize) -> std::ops::Range<u32> {
     let len = len.min(corpus_len);
@@ -62,6 +95,23 @@ mod tests {
         assert_eq!(a.len(), 32);
         assert_eq!(a, b);
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn hex_is_fixed_width_lowercase() {
+        let mut out = vec![];
+        push_hex64(&mut out, 0xAB);
+        push_hex64(&mut out, u64::MAX);
+        assert_eq!(out, b"00000000000000abffffffffffffffff");
+    }
+
+    #[test]
+    fn log_uniform_stays_in_range_with_the_stated_mean() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let draws: Vec<f64> = (0..100_000).map(|_| log_uniform(&mut rng, 512.0, 2048.0)).collect();
+        assert!(draws.iter().all(|x| (512.0..=2048.0).contains(x)));
+        let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+        assert!((mean / log_uniform_mean(512.0, 2048.0) - 1.0).abs() < 0.01, "{mean}");
     }
 
     #[test]
