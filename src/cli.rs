@@ -45,6 +45,9 @@ pub enum Command {
     Compare(CompareArgs),
     /// List the built-in datasets, or describe one: its source, phases, op mix and size at a budget.
     Datasets(DatasetsArgs),
+    /// Measure every point of a small space's grid several times into a CSV table, for the search benchmark
+    /// (`cargo bench --bench search`).
+    Table(TableArgs),
     /// Run one trial in this process (kvtune starts this itself).
     #[command(hide = true)]
     TrialWorker(WorkerArgs),
@@ -221,6 +224,25 @@ pub struct DatasetsArgs {
     /// Seed of the generator.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TableArgs {
+    /// A space whose grid is small (every choice, or the grid levels): each point is measured.
+    #[arg(long, value_name = "FILE|NAME")]
+    pub space: String,
+    #[arg(long, value_name = "NAME|FILE")]
+    pub dataset: String,
+    #[arg(long, value_name = "SIZE")]
+    pub budget: ByteSize,
+    /// Runs of each point.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub repeat: usize,
+    /// The CSV table to write (continued if it exists).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub common: Common,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -4,6 +4,7 @@
 mod bench;
 mod compare;
 mod datasets;
+mod table;
 mod tune;
 mod worker;
 
@@ -15,6 +16,7 @@ use anyhow::bail;
 pub use bench::bench;
 pub use compare::compare;
 pub use datasets::datasets;
+pub use table::table;
 pub use tune::tune;
 pub use worker::worker;
 

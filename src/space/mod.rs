@@ -49,6 +49,7 @@ pub enum SpaceError {
 pub const BUILT_IN: &[(&str, &str)] = &[
     ("rocksdb", include_str!("../../search-spaces/rocksdb.toml")),
     ("badger-thread", include_str!("../../search-spaces/badger-thread.toml")),
+    ("table-spork", include_str!("../../search-spaces/table-spork.toml")),
 ];
 
 #[derive(Deserialize)]
