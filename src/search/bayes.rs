@@ -16,7 +16,7 @@ use rand::rngs::StdRng;
 use statrs::distribution::{Continuous, ContinuousCDF, Normal};
 
 use super::{seen, Encoding, Proposal, Sampler};
-use crate::record::{Objective, TrialRecord};
+use crate::record::{Objective, Stage, TrialRecord};
 use crate::space::Space;
 
 /// Random points the acquisition is evaluated at, per ask.
@@ -25,10 +25,13 @@ const POOL: usize = 512;
 const STARTS: usize = 4;
 /// Nelder-Mead iterations per start.
 const POLISH_ITERATIONS: u64 = 60;
-/// Below this expected improvement (in log units: 1%) for this many asks in
-/// a row, the model has nothing left worth a trial and the search stops.
-const STOP_BELOW: f64 = 0.01;
+/// When the expected improvement stays below what a run can resolve for
+/// this many asks in a row, the model has nothing left worth a trial and the
+/// search stops.
 const STOP_AFTER: usize = 3;
+/// What a run can resolve, in log units, before racing has measured it:
+/// 2%; measured, it stays between 1% and 10%.
+const RESOLVABLE: (f64, f64, f64) = (0.02, 0.01, 0.10);
 
 pub type Model = GaussianProcess<Matern2, ConstantPrior>;
 
@@ -134,6 +137,35 @@ impl BayesSampler {
     }
 }
 
+/// The noise of one run in score units, from the racing pairs in the
+/// history: how much a race's paired differences scatter around that race's
+/// own mean (pooled over races), over the square root of 2.
+fn resolvable(history: &[TrialRecord], objective: &Objective) -> f64 {
+    let (default, low, high) = RESOLVABLE;
+    let race = |t: &&TrialRecord| t.stage == Stage::Race;
+    let mut races: Vec<(&str, Vec<f64>)> = vec![];
+    for challenger in history.iter().filter(race).filter(|t| t.origin.strip_prefix("race:") == Some(t.label.as_str())) {
+        let incumbent = history.iter().filter(race).find(|t| {
+            t.origin == challenger.origin && t.round == challenger.round && t.label != challenger.label
+        });
+        let diff = incumbent.and_then(|i| Some(objective.score(&challenger.measurement)? - objective.score(&i.measurement)?));
+        if let Some(diff) = diff {
+            match races.iter_mut().find(|(o, _)| *o == challenger.origin) {
+                Some((_, diffs)) => diffs.push(diff),
+                None => races.push((&challenger.origin, vec![diff])),
+            }
+        }
+    }
+    let (squares, freedom) = races.iter().fold((0.0, 0usize), |(s, f), (_, diffs)| {
+        let mean = diffs.iter().sum::<f64>() / diffs.len() as f64;
+        (s + diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>(), f + diffs.len() - 1)
+    });
+    if freedom < 2 {
+        return default;
+    }
+    ((squares / freedom as f64).sqrt() / std::f64::consts::SQRT_2).clamp(low, high)
+}
+
 /// Expected improvement over `best` of a prediction (mean, variance).
 fn expected_improvement(mean: f64, variance: f64, best: f64) -> f64 {
     let sigma = variance.max(1e-12).sqrt();
@@ -216,8 +248,9 @@ impl Sampler for BayesSampler {
         found.extend(polished.into_iter().map(|x| (acquisition.ei(&x), x)));
         found.sort_by(|a, b| b.0.total_cmp(&a.0));
         let (ei, x) = found.into_iter().find(|(_, x)| !seen(history, &self.encoding.decode(space, x)))?;
-        // The improvement in score units (log of the objective).
-        self.flat = if ei * sd < STOP_BELOW { self.flat + 1 } else { 0 };
+                // The improvement in score units (log of the objective), against the
+        // noise of one run as racing measured it.
+        self.flat = if ei * sd < resolvable(history, &self.objective) { self.flat + 1 } else { 0 };
         if self.flat >= STOP_AFTER {
             return None;
         }
