@@ -2,9 +2,11 @@
 //! generators that turn it into phases of operations. Built-in datasets live
 //! in `datasets/` and are compiled in; a path to a file works as well.
 
+pub mod mixgraph;
 pub mod ops;
 pub mod spork;
 mod values;
+pub mod ycsb;
 
 use std::path::Path;
 
@@ -14,7 +16,19 @@ pub use crate::budget::Shape;
 use ops::OpSource;
 
 /// Built-in datasets: name and file text.
-pub const BUILT_IN: &[(&str, &str)] = &[("spork", include_str!("../../datasets/spork.toml"))];
+pub const BUILT_IN: &[(&str, &str)] = &[
+    ("spork", include_str!("../../datasets/spork.toml")),
+    ("mixgraph", include_str!("../../datasets/mixgraph.toml")),
+    ("ycsb-a", include_str!("../../datasets/ycsb-a.toml")),
+    ("ycsb-b", include_str!("../../datasets/ycsb-b.toml")),
+    ("ycsb-c", include_str!("../../datasets/ycsb-c.toml")),
+    ("ycsb-d", include_str!("../../datasets/ycsb-d.toml")),
+    ("ycsb-e", include_str!("../../datasets/ycsb-e.toml")),
+    ("ycsb-f", include_str!("../../datasets/ycsb-f.toml")),
+];
+
+/// The generators a dataset file can name.
+const GENERATORS: &str = "spork, mixgraph, ycsb";
 
 /// A dataset file as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,6 +56,10 @@ pub struct Dataset {
     pub objective: Option<String>,
     #[serde(default)]
     pub spork: Option<spork::SporkParams>,
+    #[serde(default)]
+    pub mixgraph: Option<mixgraph::MixgraphParams>,
+    #[serde(default)]
+    pub ycsb: Option<ycsb::YcsbParams>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -108,10 +126,12 @@ impl Dataset {
     }
 
     fn params_problem(&self) -> Option<String> {
-        match (self.generator.as_str(), &self.spork) {
-            ("spork", Some(p)) => p.problem(),
-            ("spork", None) => Some("generator `spork` needs a [spork] table".into()),
-            (other, _) => Some(format!("unknown generator `{other}`: known generators are spork")),
+        let needs = |table: &str| Some(format!("generator `{table}` needs a [{table}] table"));
+        match self.generator.as_str() {
+            "spork" => self.spork.as_ref().map_or_else(|| needs("spork"), |p| p.problem()),
+            "mixgraph" => self.mixgraph.as_ref().map_or_else(|| needs("mixgraph"), |p| p.problem()),
+            "ycsb" => self.ycsb.as_ref().map_or_else(|| needs("ycsb"), |p| p.problem()),
+            other => Some(format!("unknown generator `{other}`: known generators are {GENERATORS}")),
         }
     }
 
@@ -134,9 +154,11 @@ impl Dataset {
 
     /// The generator's workload at `budget`, every count times `size`.
     fn build(&self, budget: u64, size: f64) -> Box<dyn Workload> {
-        match &self.spork {
-            Some(params) => Box::new(spork::Spork::new(params.clone(), budget, size)),
-            None => unreachable!("checked when parsed"),
+        match (self.generator.as_str(), &self.spork, &self.mixgraph, &self.ycsb) {
+            ("spork", Some(p), _, _) => Box::new(spork::Spork::new(p.clone(), budget, size)),
+            ("mixgraph", _, Some(p), _) => Box::new(mixgraph::Mixgraph::new(p.clone(), budget, size)),
+            ("ycsb", _, _, Some(p)) => Box::new(ycsb::Ycsb::new(p.clone(), budget, size)),
+            _ => unreachable!("checked when parsed"),
         }
     }
 
@@ -163,6 +185,26 @@ mod tests {
     fn unknown_dataset_lists_the_known_ones() {
         let err = Dataset::find("nope").unwrap_err().to_string();
         assert!(err.contains("`nope`") && err.contains("spork"), "{err}");
+    }
+
+    #[test]
+    fn every_built_in_dataset_parses_and_builds() {
+        for (name, _) in BUILT_IN {
+            let dataset = Dataset::find(name).unwrap();
+            assert_eq!(&dataset.name, name);
+            let workload = dataset.workload(256 << 20);
+            assert!(workload.shape().keys > 0 && workload.shape().user_bytes > 0, "{name}");
+            assert_eq!(workload.phases(1).len(), workload.phase_names().len(), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_generator_without_its_table_is_refused() {
+        let text = BUILT_IN.iter().find(|(n, _)| *n == "ycsb-a").unwrap().1;
+        let err = Dataset::parse("x.toml", &text[..text.find("[ycsb]").unwrap()]).unwrap_err().to_string();
+        assert!(err.contains("x.toml") && err.contains("needs a [ycsb] table"), "{err}");
+        let err = Dataset::parse("y.toml", "name = \"y\"\ngenerator = \"nope\"").unwrap_err().to_string();
+        assert!(err.contains("spork, mixgraph, ycsb"), "{err}");
     }
 
     #[test]

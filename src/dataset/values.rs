@@ -42,6 +42,13 @@ pub fn corpus(len: usize, compressibility: f64, seed: u64) -> Vec<u8> {
     out
 }
 
+/// Bytes of a value corpus for a budget: a 64th of it, from 1 to 8 MiB, so
+/// the generator's own memory stays a small part of what the cgroup counts.
+pub fn corpus_bytes(budget: u64) -> usize {
+    const SHARE_OF_BUDGET: u64 = 64;
+    ((budget / SHARE_OF_BUDGET) as usize).clamp(1 << 20, 8 << 20)
+}
+
 /// A random slice of `len` bytes of a corpus of `corpus_len` bytes.
 pub fn slice(rng: &mut impl Rng, corpus_len: usize, len: usize) -> std::ops::Range<u32> {
     let len = len.min(corpus_len);
