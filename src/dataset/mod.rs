@@ -2,11 +2,13 @@
 //! generators that turn it into phases of operations. Built-in datasets live
 //! in `datasets/` and are compiled in; a path to a file works as well.
 
+pub mod mixgraph;
 pub mod ops;
 pub mod spork;
 pub mod tbs;
 pub mod tsdb;
 mod values;
+pub mod ycsb;
 
 use std::path::Path;
 
@@ -20,10 +22,17 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("spork", include_str!("../../datasets/spork.toml")),
     ("tbs", include_str!("../../datasets/tbs.toml")),
     ("tsdb", include_str!("../../datasets/tsdb.toml")),
+    ("mixgraph", include_str!("../../datasets/mixgraph.toml")),
+    ("ycsb-a", include_str!("../../datasets/ycsb-a.toml")),
+    ("ycsb-b", include_str!("../../datasets/ycsb-b.toml")),
+    ("ycsb-c", include_str!("../../datasets/ycsb-c.toml")),
+    ("ycsb-d", include_str!("../../datasets/ycsb-d.toml")),
+    ("ycsb-e", include_str!("../../datasets/ycsb-e.toml")),
+    ("ycsb-f", include_str!("../../datasets/ycsb-f.toml")),
 ];
 
 /// The generators a dataset file can name.
-const GENERATORS: &str = "spork, tbs, tsdb";
+const GENERATORS: &str = "spork, tbs, tsdb, mixgraph, ycsb";
 
 /// A dataset file as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,6 +64,10 @@ pub struct Dataset {
     pub tbs: Option<tbs::TbsParams>,
     #[serde(default)]
     pub tsdb: Option<tsdb::TsdbParams>,
+    #[serde(default)]
+    pub mixgraph: Option<mixgraph::MixgraphParams>,
+    #[serde(default)]
+    pub ycsb: Option<ycsb::YcsbParams>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -121,13 +134,13 @@ impl Dataset {
     }
 
     fn params_problem(&self) -> Option<String> {
-        let table = |p: Option<Option<String>>| {
-            p.unwrap_or_else(|| Some(format!("generator `{0}` needs a [{0}] table", self.generator)))
-        };
+        let needs = |table: &str| Some(format!("generator `{table}` needs a [{table}] table"));
         match self.generator.as_str() {
-            "spork" => table(self.spork.as_ref().map(|p| p.problem())),
-            "tbs" => table(self.tbs.as_ref().map(|p| p.problem())),
-            "tsdb" => table(self.tsdb.as_ref().map(|p| p.problem())),
+            "spork" => self.spork.as_ref().map_or_else(|| needs("spork"), |p| p.problem()),
+            "tbs" => self.tbs.as_ref().map_or_else(|| needs("tbs"), |p| p.problem()),
+            "tsdb" => self.tsdb.as_ref().map_or_else(|| needs("tsdb"), |p| p.problem()),
+            "mixgraph" => self.mixgraph.as_ref().map_or_else(|| needs("mixgraph"), |p| p.problem()),
+            "ycsb" => self.ycsb.as_ref().map_or_else(|| needs("ycsb"), |p| p.problem()),
             other => Some(format!("unknown generator `{other}`: known generators are {GENERATORS}")),
         }
     }
@@ -151,10 +164,22 @@ impl Dataset {
 
     /// The generator's workload at `budget`, every count times `size`.
     fn build(&self, budget: u64, size: f64) -> Box<dyn Workload> {
-        match (self.generator.as_str(), &self.spork, &self.tbs, &self.tsdb) {
-            ("spork", Some(params), _, _) => Box::new(spork::Spork::new(params.clone(), budget, size)),
-            ("tbs", _, Some(params), _) => Box::new(tbs::Tbs::new(params.clone(), budget, size)),
-            ("tsdb", _, _, Some(params)) => Box::new(tsdb::Tsdb::new(params.clone(), budget, size)),
+        match self.generator.as_str() {
+            "spork" => {
+                Box::new(spork::Spork::new(self.spork.clone().expect("checked when parsed"), budget, size))
+            }
+            "tbs" => Box::new(tbs::Tbs::new(self.tbs.clone().expect("checked when parsed"), budget, size)),
+            "tsdb" => {
+                Box::new(tsdb::Tsdb::new(self.tsdb.clone().expect("checked when parsed"), budget, size))
+            }
+            "mixgraph" => Box::new(mixgraph::Mixgraph::new(
+                self.mixgraph.clone().expect("checked when parsed"),
+                budget,
+                size,
+            )),
+            "ycsb" => {
+                Box::new(ycsb::Ycsb::new(self.ycsb.clone().expect("checked when parsed"), budget, size))
+            }
             _ => unreachable!("checked when parsed"),
         }
     }
@@ -197,6 +222,26 @@ mod tests {
         let text = BUILT_IN[1].1.replace("generator = \"tbs\"", "generator = \"tsdb\"");
         let err = Dataset::parse("x.toml", &text).unwrap_err().to_string();
         assert!(err.contains("generator `tsdb` needs a [tsdb] table"), "{err}");
+    }
+
+    #[test]
+    fn every_built_in_dataset_parses_and_builds() {
+        for (name, _) in BUILT_IN {
+            let dataset = Dataset::find(name).unwrap();
+            assert_eq!(&dataset.name, name);
+            let workload = dataset.workload(256 << 20);
+            assert!(workload.shape().keys > 0 && workload.shape().user_bytes > 0, "{name}");
+            assert_eq!(workload.phases(1).len(), workload.phase_names().len(), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_generator_without_its_table_is_refused() {
+        let text = BUILT_IN.iter().find(|(n, _)| *n == "ycsb-a").unwrap().1;
+        let err = Dataset::parse("x.toml", &text[..text.find("[ycsb]").unwrap()]).unwrap_err().to_string();
+        assert!(err.contains("x.toml") && err.contains("needs a [ycsb] table"), "{err}");
+        let err = Dataset::parse("y.toml", "name = \"y\"\ngenerator = \"nope\"").unwrap_err().to_string();
+        assert!(err.contains("spork, tbs, tsdb, mixgraph, ycsb"), "{err}");
     }
 
     #[test]

@@ -121,6 +121,13 @@ impl Batch {
         self.ops.push(Op { kind, key, value, arg, prefix });
     }
 
+    /// Whether a batch of a client's one-record calls is closed: it holds
+    /// `max_ops`, or its last op is a write, so the next write is an engine
+    /// call of its own (ops of a batch run as one write only if adjacent).
+    pub fn closed(&self, max_ops: usize) -> bool {
+        self.ops.len() >= max_ops || self.ops.last().is_some_and(|op| op.kind.is_write())
+    }
+
     /// User bytes this batch writes (keys and values of its writes).
     pub fn write_bytes(&self) -> u64 {
         self.ops.iter().filter(|op| op.kind.is_write()).map(|op| (op.key.len() + op.value.len()) as u64).sum()

@@ -144,11 +144,14 @@ fn resolvable(history: &[TrialRecord], objective: &Objective) -> f64 {
     let (default, low, high) = RESOLVABLE;
     let race = |t: &&TrialRecord| t.stage == Stage::Race;
     let mut races: Vec<(&str, Vec<f64>)> = vec![];
-    for challenger in history.iter().filter(race).filter(|t| t.origin.strip_prefix("race:") == Some(t.label.as_str())) {
+    for challenger in
+        history.iter().filter(race).filter(|t| t.origin.strip_prefix("race:") == Some(t.label.as_str()))
+    {
         let incumbent = history.iter().filter(race).find(|t| {
             t.origin == challenger.origin && t.round == challenger.round && t.label != challenger.label
         });
-        let diff = incumbent.and_then(|i| Some(objective.score(&challenger.measurement)? - objective.score(&i.measurement)?));
+        let diff = incumbent
+            .and_then(|i| Some(objective.score(&challenger.measurement)? - objective.score(&i.measurement)?));
         if let Some(diff) = diff {
             match races.iter_mut().find(|(o, _)| *o == challenger.origin) {
                 Some((_, diffs)) => diffs.push(diff),
@@ -248,7 +251,7 @@ impl Sampler for BayesSampler {
         found.extend(polished.into_iter().map(|x| (acquisition.ei(&x), x)));
         found.sort_by(|a, b| b.0.total_cmp(&a.0));
         let (ei, x) = found.into_iter().find(|(_, x)| !seen(history, &self.encoding.decode(space, x)))?;
-                // The improvement in score units (log of the objective), against the
+        // The improvement in score units (log of the objective), against the
         // noise of one run as racing measured it.
         self.flat = if ei * sd < resolvable(history, &self.objective) { self.flat + 1 } else { 0 };
         if self.flat >= STOP_AFTER {
