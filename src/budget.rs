@@ -79,6 +79,9 @@ pub struct Shape {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryModel {
     pub block_cache: u64,
+    /// Key-value pairs cached whole for point reads, beside the block cache.
+    #[serde(default)]
+    pub row_cache: u64,
     pub memtables: u64,
     /// Index and filter memory held outside the block cache, per key and per
     /// byte of data: it grows with the database.
@@ -96,16 +99,20 @@ impl MemoryModel {
     }
 
     pub fn total(&self, shape: Shape) -> u64 {
-        self.block_cache + self.memtables + self.index_and_filters(shape) + self.overhead
+        self.block_cache + self.row_cache + self.memtables + self.index_and_filters(shape) + self.overhead
     }
 
     /// Why the model does not fit `budget` for data of `shape`, or `None` when it does.
     pub fn misfit(&self, shape: Shape, budget: u64) -> Option<String> {
         (self.total(shape) > budget).then(|| {
             format!(
-                "needs {} (block cache {} + memtables {} + index/filters {} + overhead {}) but the budget is {}",
+                "needs {} (block cache {}{} + memtables {} + index/filters {} + overhead {}) but the budget is {}",
                 ByteSize(self.total(shape)),
                 ByteSize(self.block_cache),
+                match self.row_cache {
+                    0 => String::new(),
+                    bytes => format!(" + row cache {}", ByteSize(bytes)),
+                },
                 ByteSize(self.memtables),
                 ByteSize(self.index_and_filters(shape)),
                 ByteSize(self.overhead),
@@ -166,6 +173,7 @@ mod tests {
     fn model_rejects_what_does_not_fit() {
         let model = MemoryModel {
             block_cache: 600 * MIB,
+            row_cache: 0,
             memtables: 300 * MIB,
             outside_cache_per_key: 1.0,
             outside_cache_per_byte: 0.0,

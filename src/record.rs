@@ -100,11 +100,14 @@ pub struct EngineMemory {
     pub memtables: u64,
     /// Index and filter blocks held by table readers outside the block cache.
     pub table_readers: u64,
+    /// The row cache, where there is one.
+    #[serde(default)]
+    pub row_cache: u64,
 }
 
 impl EngineMemory {
     pub fn total(&self) -> u64 {
-        self.block_cache + self.memtables + self.table_readers
+        self.block_cache + self.memtables + self.table_readers + self.row_cache
     }
 
     /// The larger of each part.
@@ -114,6 +117,7 @@ impl EngineMemory {
             block_cache_pinned: self.block_cache_pinned.max(other.block_cache_pinned),
             memtables: self.memtables.max(other.memtables),
             table_readers: self.table_readers.max(other.table_readers),
+            row_cache: self.row_cache.max(other.row_cache),
         }
     }
 }

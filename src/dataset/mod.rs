@@ -54,6 +54,11 @@ pub struct Dataset {
     /// versions, a trace's events): what a prefix extractor would use.
     #[serde(default)]
     pub prefix_len: Option<u16>,
+    /// Whether the modelled application tolerates RocksDB's unordered
+    /// writes (a reader may see a later write before an earlier one and
+    /// snapshots are not repeatable): only then may `unordered_write` run.
+    #[serde(default)]
+    pub writes_allow_unordered: bool,
     /// What this dataset's users optimise: `throughput` (whole replay),
     /// `phase:NAME` (one phase's throughput), or `bytes_per_key`.
     #[serde(default)]

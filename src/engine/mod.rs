@@ -10,6 +10,7 @@ use std::path::Path;
 
 use crate::budget::MemoryModel;
 use crate::dataset::ops::{Batch, Op};
+use crate::dataset::Dataset;
 use crate::record::{Adjustment, EngineMemory, EngineMetrics, OptionSet};
 use crate::space::{Candidate, Domain, Space, Value};
 
@@ -122,6 +123,8 @@ pub enum EngineError {
     UnknownParam { engine: &'static str, name: String, known: String },
     #[error("`{name}` must be {expected}, not {value}")]
     BadValue { name: String, value: String, expected: String },
+    #[error("`{name}` is not allowed here: {why}")]
+    NotAllowed { name: String, why: String },
     #[error("search space parameter `{name}`: value {value}: {why}")]
     BadSpaceValue { name: String, value: String, why: Box<EngineError> },
 }
@@ -136,6 +139,11 @@ pub trait Engine: Sync {
     /// What `candidate` runs as at `budget` bytes; parameters it leaves out
     /// take the defaults fitted to that budget.
     fn resolve(&self, candidate: &Candidate, budget: u64) -> Result<Resolved, EngineError>;
+    /// Why `candidate` must not run on `dataset` (a setting that changes
+    /// what the dataset's application may rely on), if it must not.
+    fn check_dataset(&self, _candidate: &Candidate, _dataset: &Dataset) -> Result<(), EngineError> {
+        Ok(())
+    }
     /// Opens a fresh store in `dir` running `candidate` at `budget` bytes.
     fn open(&self, candidate: &Candidate, budget: u64, dir: &Path) -> anyhow::Result<Box<dyn KvStore>>;
     /// The engine's native options file for `candidate` at `budget` bytes,

@@ -101,6 +101,7 @@ pub fn attempt(
     prune_after: Option<Duration>,
 ) -> anyhow::Result<Attempt> {
     let resolved = request.engine.resolve(request.candidate, request.budget)?;
+    request.engine.check_dataset(&resolved.candidate, request.dataset)?;
     let shape = request.dataset.workload(request.budget).shape();
     let measurement = match resolved.memory.misfit(shape, request.budget) {
         Some(why) => Measurement::not_run(Status::Rejected, format!("rejected before running: {why}")),

@@ -9,7 +9,10 @@
 //! scales a run. Entries are applied in order: a later one may read what an
 //! earlier one set (the memtable size reads the memtable count).
 
-use rocksdb::{BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, Options};
+use rocksdb::{
+    BlockBasedIndexType, BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, DataBlockIndexType,
+    Options, SliceTransform,
+};
 
 use crate::budget::{ByteSize, MemoryModel, KIB, MIB};
 use crate::engine::{bad_value, EngineError, Resolved, Scaling};
@@ -26,6 +29,20 @@ const INDEX_BYTES_PER_BLOCK: f64 = 48.0;
 
 /// The smallest table or level size kvtune sets.
 const MIN_FILE_SIZE: u64 = 64 * KIB;
+
+/// Memory of a Ribbon filter over a Bloom filter with the same false
+/// positive rate: RocksDB's docs give about 30% less.
+const RIBBON_SHARE: f64 = 0.7;
+
+/// RocksDB's `metadata_block_size`: a partition of a two-level index or of
+/// partitioned filters. Only the top level (an entry per partition) stays
+/// beside the cache; the partitions go through it.
+const METADATA_BLOCK_SIZE: f64 = 4096.0;
+
+/// Memory of a hash index per key held outside the cache at worst: its
+/// bucket and block arrays take a u32 or two per distinct prefix, and a
+/// key may be its own prefix (most of spork's registers have one version).
+const HASH_INDEX_BYTES_PER_KEY: f64 = 8.0;
 
 /// One searchable parameter.
 pub(super) struct Knob {
@@ -48,9 +65,10 @@ pub(super) enum Kind {
         min: i64,
         max: i64,
     },
-    /// A number no less than `min`.
+    /// A number from `min` to `max`.
     Float {
         min: f64,
+        max: f64,
     },
     Flag,
     Choice(&'static [&'static str]),
@@ -70,6 +88,19 @@ pub(super) const KNOBS: &[Knob] = &[
         apply: |b, v| {
             b.block_cache_size = b.share(v);
             b.set_bytes("block_cache_size", b.block_cache_size, |_, _| {});
+        },
+    },
+    Knob {
+        name: "row_cache_share",
+        help: "row cache (whole key-value pairs that point reads found, beside the block cache) as a share of the \
+               budget, 0 for none",
+        kind: Kind::Share,
+        scaling: Scaling::Budget,
+        // RocksDB has no row cache unless one is given.
+        default: |_| Value::Float(0.0),
+        apply: |b, v| {
+            b.row_cache_size = b.share(v);
+            b.set_bytes("row_cache_size", b.row_cache_size, |_, _| {});
         },
     },
     Knob {
@@ -130,7 +161,7 @@ pub(super) const KNOBS: &[Knob] = &[
     Knob {
         name: "target_file_size_x_memtable",
         help: "target_file_size_base as a multiple of write_buffer_size",
-        kind: Kind::Float { min: 0.0 },
+        kind: Kind::Float { min: 0.0, max: f64::MAX },
         scaling: Scaling::Memtable,
         default: |_| Value::Float(1.0),
         apply: |b, v| {
@@ -140,7 +171,7 @@ pub(super) const KNOBS: &[Knob] = &[
     Knob {
         name: "level_base_x_memtable",
         help: "max_bytes_for_level_base as a multiple of write_buffer_size",
-        kind: Kind::Float { min: 0.0 },
+        kind: Kind::Float { min: 0.0, max: f64::MAX },
         scaling: Scaling::Memtable,
         default: |_| Value::Float(4.0),
         apply: |b, v| {
@@ -149,6 +180,30 @@ pub(super) const KNOBS: &[Knob] = &[
                 b.times_memtable(v),
                 Options::set_max_bytes_for_level_base,
             )
+        },
+    },
+    Knob {
+        name: "max_bytes_for_level_multiplier",
+        help: "size ratio of adjacent levels (fanout): larger means fewer levels, more write amplification per level",
+        kind: Kind::Float { min: 1.0, max: 100.0 },
+        scaling: Scaling::Fixed,
+        default: |_| Value::Float(10.0),
+        apply: |b, v| {
+            b.level_multiplier = float(v);
+            b.set("max_bytes_for_level_multiplier", float(v), |o| o.set_max_bytes_for_level_multiplier(float(v)))
+        },
+    },
+    Knob {
+        name: "level_compaction_dynamic_level_bytes",
+        help: "size levels from the last one up (RocksDB's default since 8.4), so about 90% of the data sits in \
+               the last level",
+        kind: Kind::Flag,
+        scaling: Scaling::Fixed,
+        default: |_| Value::Bool(true),
+        apply: |b, v| {
+            b.set("level_compaction_dynamic_level_bytes", flag(v), |o| {
+                o.set_level_compaction_dynamic_level_bytes(flag(v))
+            })
         },
     },
     Knob {
@@ -161,6 +216,7 @@ pub(super) const KNOBS: &[Knob] = &[
             let trigger = int(v) as i32;
             // RocksDB's own slowdown (20) and stop (36) triggers, kept above the compaction trigger.
             let (slowdown, stop) = (20.max(trigger * 2), 36.max(trigger * 3));
+            b.level0_slowdown_trigger = slowdown as u64;
             b.set("level0_file_num_compaction_trigger", trigger as i64, |o| {
                 o.set_level_zero_file_num_compaction_trigger(trigger)
             });
@@ -190,7 +246,9 @@ pub(super) const KNOBS: &[Knob] = &[
         help: "compression of every level but the last: none, snappy, lz4, zstd",
         kind: Kind::Choice(COMPRESSIONS),
         scaling: Scaling::Fixed,
-        default: |_| Value::from("snappy"),
+        // RocksDB 11's default: LZ4 where it is built in, as here (its
+        // GetDefaultCompressionType), else snappy.
+        default: |_| Value::from("lz4"),
         apply: |b, v| b.set("compression", text(v), |o| o.set_compression_type(compression_type(text(v)))),
     },
     Knob {
@@ -208,17 +266,116 @@ pub(super) const KNOBS: &[Knob] = &[
         },
     },
     Knob {
+        name: "prefix_len",
+        help: "prefix extractor: the first this many key bytes form a key's prefix (a fixed-prefix SliceTransform), \
+               for prefix bloom filters, the memtable prefix bloom and hash indexes; 0 for none",
+        kind: Kind::Int { min: 0, max: 255 },
+        scaling: Scaling::Fixed,
+        default: |_| Value::Int(0),
+        apply: |b, v| {
+            b.prefix_len = int(v) as usize;
+            let name = match b.prefix_len {
+                0 => "none".to_string(),
+                len => format!("rocksdb.FixedPrefix.{len}"),
+            };
+            b.set("prefix_extractor", name.as_str(), |o| {
+                if int(v) > 0 {
+                    o.set_prefix_extractor(SliceTransform::create_fixed_prefix(int(v) as usize));
+                }
+            });
+        },
+    },
+    Knob {
+        name: "memtable_prefix_bloom_ratio",
+        help: "memtable prefix bloom filter as a share of write_buffer_size (taken from the memtable's own \
+               memory), at most 0.25; needs a prefix extractor; 0 for none",
+        kind: Kind::Float { min: 0.0, max: 0.25 },
+        scaling: Scaling::Fixed,
+        default: |_| Value::Float(0.0),
+        apply: |b, v| {
+            let mut ratio = float(v);
+            if ratio > 0.0 && b.prefix_len == 0 {
+                ratio = 0.0;
+                let why = "the memtable prefix bloom needs a prefix extractor (prefix_len > 0)";
+                b.replace("memtable_prefix_bloom_ratio", Value::Float(0.0), why.into());
+            }
+            b.set("memtable_prefix_bloom_size_ratio", ratio, |o| o.set_memtable_prefix_bloom_ratio(ratio));
+        },
+    },
+    Knob {
+        name: "prefix_bounded_reads",
+        help: "seeks and scans that stay within a key prefix as long as the extractor's or longer read with \
+               ReadOptions::prefix_same_as_start, so prefix blooms and hash indexes skip what holds no key of \
+               the prefix; the application must read the same way to get what was measured; needs prefix_len > 0",
+        kind: Kind::Flag,
+        scaling: Scaling::Fixed,
+        // RocksDB's ReadOptions default: prefix_same_as_start = false.
+        default: |_| Value::Bool(false),
+        apply: |b, v| {
+            b.prefix_bounded_reads = flag(v) && b.prefix_len > 0;
+            if flag(v) && b.prefix_len == 0 {
+                let why = "prefix-bounded reads need a prefix extractor (prefix_len > 0): reads run in total order";
+                b.replace("prefix_bounded_reads", Value::Bool(false), why.into());
+            }
+            b.set("prefix_bounded_reads", b.prefix_bounded_reads, |_| {});
+        },
+    },
+    Knob {
         name: "bloom_bits",
-        help: "bloom filter bits per key, 0 for none",
-        kind: Kind::Float { min: 0.0 },
+        help: "filter bits per key (for Ribbon, the bits of a Bloom filter with the same false positive rate), 0 \
+               for none",
+        kind: Kind::Float { min: 0.0, max: f64::MAX },
         scaling: Scaling::Fixed,
         default: |_| Value::Int(0),
         apply: |b, v| {
             b.bloom_bits_per_key = float(v);
-            if float(v) > 0.0 {
-                b.table.set_bloom_filter(float(v), false);
-            }
             b.set("bloom_bits_per_key", float(v), |_| {});
+        },
+    },
+    Knob {
+        name: "filter",
+        help: "filter kind at bloom_bits per key: bloom, or ribbon (about 30% less memory for the same false \
+               positive rate, more CPU to build)",
+        kind: Kind::Choice(&["bloom", "ribbon"]),
+        scaling: Scaling::Fixed,
+        default: |_| Value::from("bloom"),
+        apply: |b, v| {
+            let bits = b.bloom_bits_per_key;
+            b.ribbon = text(v) == "ribbon";
+            let policy = match (bits > 0.0, b.ribbon) {
+                (false, _) => "none",
+                (true, false) => "bloom",
+                (true, true) => "ribbon",
+            };
+            match policy {
+                "bloom" => b.table.set_bloom_filter(bits, false),
+                "ribbon" => b.table.set_ribbon_filter(bits),
+                _ => {}
+            }
+            b.set("filter_policy", policy, |_| {});
+        },
+    },
+    Knob {
+        name: "whole_key_filtering",
+        help: "put whole keys in the SST filters (point reads); off with a prefix extractor keeps only prefixes",
+        kind: Kind::Flag,
+        scaling: Scaling::Fixed,
+        default: |_| Value::Bool(true),
+        apply: |b, v| {
+            b.whole_key_filtering = flag(v);
+            b.table.set_whole_key_filtering(flag(v));
+            b.set("whole_key_filtering", flag(v), |_| {});
+        },
+    },
+    Knob {
+        name: "optimize_filters_for_hits",
+        help: "no filters on the last level (about 90% less filter memory): for reads that mostly find their key",
+        kind: Kind::Flag,
+        scaling: Scaling::Fixed,
+        default: |_| Value::Bool(false),
+        apply: |b, v| {
+            b.optimize_filters_for_hits = flag(v);
+            b.set("optimize_filters_for_hits", flag(v), |o| o.set_optimize_filters_for_hits(flag(v)));
         },
     },
     Knob {
@@ -234,15 +391,85 @@ pub(super) const KNOBS: &[Knob] = &[
         },
     },
     Knob {
+        name: "index_type",
+        help: "SST index: binary (one index block), two_level (partitioned index and filters, whose partitions \
+               go through the block cache) or hash (binary plus a prefix hash; needs a prefix extractor)",
+        kind: Kind::Choice(&["binary", "two_level", "hash"]),
+        scaling: Scaling::Fixed,
+        default: |_| Value::from("binary"),
+        apply: |b, v| {
+            let mut index = text(v);
+            if index == "hash" && b.prefix_len == 0 {
+                index = "binary";
+                let why = "RocksDB refuses a hash index without a prefix extractor (prefix_len > 0)";
+                b.replace("index_type", Value::from("binary"), why.into());
+            }
+            b.index_type = match index {
+                "two_level" => IndexType::TwoLevel,
+                "hash" => IndexType::Hash,
+                _ => IndexType::Binary,
+            };
+            let (rocksdb, partitioned) = match b.index_type {
+                IndexType::Binary => (BlockBasedIndexType::BinarySearch, false),
+                IndexType::TwoLevel => (BlockBasedIndexType::TwoLevelIndexSearch, true),
+                IndexType::Hash => (BlockBasedIndexType::HashSearch, false),
+            };
+            b.table.set_index_type(rocksdb);
+            b.table.set_partition_filters(partitioned);
+            b.set("index_type", index, |_| {});
+            b.set("partition_filters", partitioned, |_| {});
+        },
+    },
+    Knob {
+        name: "data_block_index_type",
+        help: "index inside each data block: binary (search) or binary_and_hash (a hash of its keys too, for \
+               faster point reads; about 1 byte per key in the block)",
+        kind: Kind::Choice(&["binary", "binary_and_hash"]),
+        scaling: Scaling::Fixed,
+        default: |_| Value::from("binary"),
+        apply: |b, v| {
+            b.table.set_data_block_index_type(match text(v) {
+                "binary_and_hash" => DataBlockIndexType::BinaryAndHash,
+                _ => DataBlockIndexType::BinarySearch,
+            });
+            b.set("data_block_index_type", text(v), |_| {});
+        },
+    },
+    Knob {
         name: "cache_index_and_filter_blocks",
         help: "keep index and filter blocks in the block cache instead of beside it",
         kind: Kind::Flag,
         scaling: Scaling::Fixed,
         default: |_| Value::Bool(false),
         apply: |b, v| {
-            b.cache_index_and_filter_blocks = flag(v);
-            b.table.set_cache_index_and_filter_blocks(flag(v));
-            b.set("cache_index_and_filter_blocks", flag(v), |_| {});
+            let mut cached = flag(v);
+            if cached && b.block_cache_size == 0 {
+                cached = false;
+                let why = "RocksDB refuses to cache index and filter blocks without a block cache";
+                b.replace("cache_index_and_filter_blocks", Value::Bool(false), why.into());
+            }
+            b.cache_index_and_filter_blocks = cached;
+            b.table.set_cache_index_and_filter_blocks(cached);
+            b.set("cache_index_and_filter_blocks", cached, |_| {});
+        },
+    },
+    Knob {
+        name: "pin_l0_filter_and_index_blocks_in_cache",
+        help: "pin the index and filter blocks of L0 files in the block cache (with cached index and filter \
+               blocks, or a two-level index's partitions): L0 reads never miss them",
+        kind: Kind::Flag,
+        scaling: Scaling::Fixed,
+        default: |_| Value::Bool(false),
+        apply: |b, v| {
+            let mut pin = flag(v);
+            if pin && b.block_cache_size == 0 {
+                pin = false;
+                let why = "RocksDB refuses to pin blocks in the cache without a block cache";
+                b.replace("pin_l0_filter_and_index_blocks_in_cache", Value::Bool(false), why.into());
+            }
+            b.pin_l0 = pin;
+            b.table.set_pin_l0_filter_and_index_blocks_in_cache(pin);
+            b.set("pin_l0_filter_and_index_blocks_in_cache", pin, |_| {});
         },
     },
     Knob {
@@ -263,6 +490,27 @@ pub(super) const KNOBS: &[Knob] = &[
         },
     },
     Knob {
+        name: "compaction_readahead_size",
+        help: "bytes compactions read ahead of their inputs, 0 for none",
+        kind: Kind::Int { min: 0, max: 1 << 30 },
+        scaling: Scaling::Fixed,
+        default: |_| Value::Int(2 * MIB as i64),
+        apply: |b, v| {
+            b.set_bytes("compaction_readahead_size", int(v) as u64, |o, n| {
+                o.set_compaction_readahead_size(n as usize)
+            })
+        },
+    },
+    Knob {
+        name: "bytes_per_sync",
+        help: "SST writes are synced to disk in the background every this many bytes, smoothing writeback; 0 for \
+               never (the OS decides)",
+        kind: Kind::Int { min: 0, max: 1 << 30 },
+        scaling: Scaling::Fixed,
+        default: |_| Value::Int(0),
+        apply: |b, v| b.set_bytes("bytes_per_sync", int(v) as u64, Options::set_bytes_per_sync),
+    },
+    Knob {
         name: "max_background_jobs",
         help: "flush and compaction threads",
         kind: Kind::Int { min: 1, max: 64 },
@@ -277,6 +525,35 @@ pub(super) const KNOBS: &[Knob] = &[
         scaling: Scaling::Fixed,
         default: |_| Value::Int(1),
         apply: |b, v| b.set("max_subcompactions", int(v), |o| o.set_max_subcompactions(int(v) as u32)),
+    },
+    Knob {
+        name: "unordered_write",
+        help: "writes are acknowledged once in the WAL and their memtable, without waiting for earlier writes: more \
+               concurrent write throughput, but readers may see a later write before an earlier one and snapshots \
+               may change; only where the dataset declares writes_allow_unordered",
+        kind: Kind::Flag,
+        scaling: Scaling::Fixed,
+        default: |_| Value::Bool(false),
+        apply: |b, v| {
+            b.unordered_write = flag(v);
+            b.set("unordered_write", flag(v), |o| o.set_unordered_write(flag(v)));
+        },
+    },
+    Knob {
+        name: "enable_pipelined_write",
+        help: "pipeline WAL and memtable writes of successive write groups (concurrent writers)",
+        kind: Kind::Flag,
+        scaling: Scaling::Fixed,
+        default: |_| Value::Bool(false),
+        apply: |b, v| {
+            let mut pipelined = flag(v);
+            if pipelined && b.unordered_write {
+                pipelined = false;
+                let why = "RocksDB refuses pipelined writes together with unordered writes: unordered writes run";
+                b.replace("enable_pipelined_write", Value::Bool(false), why.into());
+            }
+            b.set("enable_pipelined_write", pipelined, |o| o.set_enable_pipelined_write(pipelined));
+        },
     },
     Knob {
         name: "enable_blob_files",
@@ -340,7 +617,8 @@ impl Kind {
             Kind::Share => "a share from 0 to 1".into(),
             Kind::Int { min, max } if *max == i64::MAX => format!("a whole number from {min}"),
             Kind::Int { min, max } => format!("a whole number from {min} to {max}"),
-            Kind::Float { min } => format!("a number from {min}"),
+            Kind::Float { min, max } if *max == f64::MAX => format!("a number from {min}"),
+            Kind::Float { min, max } => format!("a number from {min} to {max}"),
             Kind::Flag => "true or false".into(),
             Kind::Choice(allowed) => format!("one of {}", allowed.join(", ")),
         }
@@ -355,7 +633,7 @@ impl Kind {
                 _ => Err(bad_value(name, value, "a share of the budget, from 0 to 1")),
             },
             Kind::Int { min, max } => Ok(Value::Int((number()?.round() as i64).clamp(*min, *max))),
-            Kind::Float { min } => Ok(Value::Float(number()?.max(*min))),
+            Kind::Float { min, max } => Ok(Value::Float(number()?.clamp(*min, *max))),
             Kind::Flag => match value {
                 Value::Bool(_) => Ok(value.clone()),
                 _ => Err(bad_value(name, value, "true or false")),
@@ -368,18 +646,39 @@ impl Kind {
     }
 }
 
+/// The SST index kinds kvtune sets.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum IndexType {
+    Binary,
+    TwoLevel,
+    Hash,
+}
+
 /// RocksDB's options being built from a candidate, with what they record.
 pub(super) struct Build {
     budget: u64,
     pub options: Options,
     pub table: BlockBasedOptions,
-    /// What later knobs and the memory model read.
+    /// What later knobs, the store and the memory model read.
     pub block_cache_size: u64,
+    pub row_cache_size: u64,
     write_buffer_size: u64,
     max_write_buffer_number: i32,
+    level_multiplier: f64,
+    level0_slowdown_trigger: u64,
+    /// The prefix extractor's length, 0 for none.
+    pub prefix_len: usize,
+    /// Whether reads within an extractor's prefix run prefix-bounded.
+    pub prefix_bounded_reads: bool,
     bloom_bits_per_key: f64,
+    ribbon: bool,
+    whole_key_filtering: bool,
+    optimize_filters_for_hits: bool,
     block_size: u64,
+    index_type: IndexType,
     cache_index_and_filter_blocks: bool,
+    pin_l0: bool,
+    unordered_write: bool,
     /// The candidate as it runs.
     candidate: Candidate,
     /// RocksDB's absolute options as they run, and as people read them.
@@ -407,11 +706,22 @@ impl Build {
             options,
             table: BlockBasedOptions::default(),
             block_cache_size: 0,
+            row_cache_size: 0,
             write_buffer_size: 0,
             max_write_buffer_number: 2,
+            level_multiplier: 10.0,
+            level0_slowdown_trigger: 20,
+            prefix_len: 0,
+            prefix_bounded_reads: false,
             bloom_bits_per_key: 0.0,
+            ribbon: false,
+            whole_key_filtering: true,
+            optimize_filters_for_hits: false,
             block_size: 4096,
+            index_type: IndexType::Binary,
             cache_index_and_filter_blocks: false,
+            pin_l0: false,
+            unordered_write: false,
             candidate: Candidate::new(),
             ran: OptionSet::new(),
             shown: vec![],
@@ -468,18 +778,62 @@ impl Build {
 
     /// What this option set holds in memory.
     fn memory(&self) -> MemoryModel {
-        let (per_key, per_byte) = if self.cache_index_and_filter_blocks {
-            (0.0, 0.0)
-        } else {
-            (self.bloom_bits_per_key / 8.0, INDEX_BYTES_PER_BLOCK / self.block_size.max(1) as f64)
+        // Filter bytes per key: whole keys and, with an extractor, prefixes
+        // (at worst a prefix per key); Ribbon takes less for the same rate;
+        // without last-level filters only the upper levels' keys have one,
+        // about 1/multiplier of the data (twice that, for L0 and levels short
+        // of their target).
+        let entries = f64::from(u8::from(self.whole_key_filtering) + u8::from(self.prefix_len > 0));
+        let mut filter = self.bloom_bits_per_key / 8.0 * entries;
+        if self.ribbon {
+            filter *= RIBBON_SHARE;
+        }
+        if self.optimize_filters_for_hits {
+            filter *= (2.0 / self.level_multiplier).min(1.0);
+        }
+        let index = INDEX_BYTES_PER_BLOCK / self.block_size.max(1) as f64;
+        // A two-level index keeps only its top level (an entry per partition)
+        // outside the cache, and none when index and filter blocks are cached.
+        let top_level = INDEX_BYTES_PER_BLOCK / METADATA_BLOCK_SIZE;
+        let (mut per_key, per_byte) = match (self.cache_index_and_filter_blocks, self.index_type) {
+            (true, _) => (0.0, 0.0),
+            (false, IndexType::TwoLevel) => (filter * top_level, index * top_level),
+            (false, _) => (filter, index),
         };
+        // A hash index's prefix buckets live with its reader, cached or not.
+        if self.index_type == IndexType::Hash {
+            per_key += HASH_INDEX_BYTES_PER_KEY;
+        }
+        // Pinned L0 index and filter blocks stay in the block cache and count
+        // against its capacity, but an LRU cache grows past its capacity
+        // rather than evict them: what L0 can hold at the slowdown trigger
+        // beyond the cache is memory too. (With a two-level index, RocksDB's
+        // default pins the top levels, counted above when not cached.)
+        let overhead = PROCESS_OVERHEAD + self.pinned_l0().saturating_sub(self.block_cache_size);
         MemoryModel {
             block_cache: self.block_cache_size,
+            row_cache: self.row_cache_size,
             memtables: self.write_buffer_size * self.max_write_buffer_number as u64,
             outside_cache_per_key: per_key,
             outside_cache_per_byte: per_byte,
-            overhead: PROCESS_OVERHEAD,
+            overhead,
         }
+    }
+
+    /// Index and filter bytes pinned in the block cache for L0 at most: its
+    /// files up to the slowdown trigger, a memtable each, at the index and
+    /// filter bytes per data byte (keys taken at 64 bytes, a small pair).
+    fn pinned_l0(&self) -> u64 {
+        let pins =
+            self.pin_l0 && (self.cache_index_and_filter_blocks || self.index_type == IndexType::TwoLevel);
+        if !pins {
+            return 0;
+        }
+        let l0_bytes = (self.level0_slowdown_trigger * self.write_buffer_size) as f64;
+        let entries = f64::from(u8::from(self.whole_key_filtering) + u8::from(self.prefix_len > 0));
+        let filter_per_byte = self.bloom_bits_per_key / 8.0 * entries / 64.0;
+        let index_per_byte = INDEX_BYTES_PER_BLOCK / self.block_size.max(1) as f64;
+        (l0_bytes * (filter_per_byte + index_per_byte)) as u64
     }
 
     pub fn resolved(&self) -> Resolved {
@@ -492,14 +846,24 @@ impl Build {
         }
     }
 
-    /// The finished `Options`, and the block cache they share.
-    pub fn into_options(mut self) -> (Options, Option<Cache>) {
-        let cache = (self.block_cache_size > 0).then(|| Cache::new_lru_cache(self.block_cache_size as usize));
-        match &cache {
+    /// The finished `Options`, with the block cache and the row cache they use.
+    pub fn into_options(mut self) -> (Options, Caches) {
+        let new_cache = |size: u64| (size > 0).then(|| Cache::new_lru_cache(size as usize));
+        let caches = Caches { block: new_cache(self.block_cache_size), row: new_cache(self.row_cache_size) };
+        match &caches.block {
             Some(cache) => self.table.set_block_cache(cache),
             None => self.table.disable_cache(),
         }
+        if let Some(row) = &caches.row {
+            self.options.set_row_cache(row);
+        }
         self.options.set_block_based_table_factory(&self.table);
-        (self.options, cache)
+        (self.options, caches)
     }
+}
+
+/// The caches an open database uses, kept with it.
+pub(super) struct Caches {
+    pub block: Option<Cache>,
+    pub row: Option<Cache>,
 }
