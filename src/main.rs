@@ -11,6 +11,7 @@ fn main() -> ExitCode {
         Some(Command::Bench(args)) => commands::bench(args),
         Some(Command::Compare(args)) => commands::compare(args),
         Some(Command::Datasets(args)) => commands::datasets(args),
+        Some(Command::Dataset(args)) => commands::dataset(args),
         Some(Command::TrialWorker(args)) => commands::worker(args),
         None => commands::tune(cli.tune),
     };

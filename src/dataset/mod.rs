@@ -4,6 +4,7 @@
 
 pub mod ops;
 pub mod spork;
+pub mod trace;
 mod values;
 
 use std::path::Path;
@@ -40,8 +41,10 @@ pub struct Dataset {
     /// `phase:NAME` (one phase's throughput), or `bytes_per_key`.
     #[serde(default)]
     pub objective: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spork: Option<spork::SporkParams>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<trace::TraceParams>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -83,19 +86,37 @@ pub trait Workload {
     }
     /// The phases in order, deterministic for the seed.
     fn phases(&self, seed: u64) -> Vec<Phase>;
+    /// What a reader of `kvtune datasets` should know of it at this budget
+    /// (a trace says how much of itself it replays, and at what pace).
+    fn notes(&self) -> Vec<String> {
+        vec![]
+    }
 }
 
 impl Dataset {
-    /// A built-in name or a path to a dataset file.
+    /// A built-in name, a path to a dataset file, or a path to a trace file
+    /// (a one-phase `trace` dataset). A trace dataset's files are read once
+    /// here, so a trace that cannot be replayed fails now.
     pub fn find(name_or_path: &str) -> Result<Self, DatasetError> {
         if let Some((_, text)) = BUILT_IN.iter().find(|(name, _)| *name == name_or_path) {
             return Self::parse(name_or_path, text);
         }
         let path = Path::new(name_or_path);
         if name_or_path.ends_with(".toml") || path.exists() {
-            let text = std::fs::read_to_string(path)
-                .map_err(|source| DatasetError::Read { path: name_or_path.to_string(), source })?;
-            return Self::parse(name_or_path, &text);
+            let mut dataset = match trace::Format::sniff(path) {
+                Some(format) => Self::of_trace(path, format),
+                None => {
+                    let text = std::fs::read_to_string(path)
+                        .map_err(|source| DatasetError::Read { path: name_or_path.to_string(), source })?;
+                    Self::parse(name_or_path, &text)?
+                }
+            };
+            if let Some(params) = &mut dataset.trace {
+                params.resolve(path.parent().unwrap_or(Path::new("")));
+                let parse_err = |message| DatasetError::Parse { path: name_or_path.to_string(), message };
+                params.check().map_err(parse_err)?;
+            }
+            return Ok(dataset);
         }
         let known: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
         Err(DatasetError::Unknown { name: name_or_path.to_string(), known: known.join(", ") })
@@ -107,11 +128,28 @@ impl Dataset {
         dataset.params_problem().map(parse_err).map_or(Ok(dataset), Err)
     }
 
+    /// A trace file as a one-phase dataset named after the file.
+    fn of_trace(path: &Path, format: trace::Format) -> Self {
+        Dataset {
+            name: path.file_stem().map_or("trace".into(), |s| s.to_string_lossy().into_owned()),
+            description: format!("the {format} trace {}", path.display()),
+            source: path.display().to_string(),
+            generator: "trace".into(),
+            data_ratio: None,
+            prefix_len: None,
+            objective: None,
+            spork: None,
+            trace: Some(trace::single(path, format)),
+        }
+    }
+
     fn params_problem(&self) -> Option<String> {
-        match (self.generator.as_str(), &self.spork) {
-            ("spork", Some(p)) => p.problem(),
-            ("spork", None) => Some("generator `spork` needs a [spork] table".into()),
-            (other, _) => Some(format!("unknown generator `{other}`: known generators are spork")),
+        match (self.generator.as_str(), &self.spork, &self.trace) {
+            ("spork", Some(p), _) => p.problem(),
+            ("spork", None, _) => Some("generator `spork` needs a [spork] table".into()),
+            ("trace", _, Some(p)) => p.problem(),
+            ("trace", _, None) => Some("generator `trace` needs a [trace] table with its phases".into()),
+            (other, _, _) => Some(format!("unknown generator `{other}`: known generators are spork, trace")),
         }
     }
 
@@ -134,10 +172,27 @@ impl Dataset {
 
     /// The generator's workload at `budget`, every count times `size`.
     fn build(&self, budget: u64, size: f64) -> Box<dyn Workload> {
-        match &self.spork {
-            Some(params) => Box::new(spork::Spork::new(params.clone(), budget, size)),
-            None => unreachable!("checked when parsed"),
+        match (self.generator.as_str(), &self.spork, &self.trace) {
+            ("spork", Some(params), _) => Box::new(spork::Spork::new(params.clone(), budget, size)),
+            ("trace", _, Some(params)) => Box::new(trace::Trace::new(params.clone(), budget, size)),
+            _ => unreachable!("checked when parsed"),
         }
+    }
+
+    /// This dataset replayed at `pace`: only a trace has a recorded pace.
+    pub fn with_pace(mut self, pace: trace::Pace) -> Result<Self, DatasetError> {
+        match &mut self.trace {
+            Some(params) => params.pace = pace,
+            None if pace == trace::Pace::Fast => {}
+            None => {
+                return Err(DatasetError::Parse {
+                    path: self.name.clone(),
+                    message: "--pace recorded needs a trace dataset: a generated one has no recorded times"
+                        .into(),
+                })
+            }
+        }
+        Ok(self)
     }
 
     /// This dataset with its data `ratio` times the budget.
