@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::budget::ByteSize;
+use crate::dataset::trace::{Format, Pace};
 use crate::record::Objective;
 use crate::scale::{Scale, VerifyAt};
 use crate::search::Strategy;
@@ -48,6 +49,8 @@ pub enum Command {
     /// Measure every point of a small space's grid several times into a CSV table, for the search benchmark
     /// (`cargo bench --bench search`).
     Table(TableArgs),
+    /// Work with a dataset: `kvtune dataset export NAME --format csv --out x.toml` writes it as trace files.
+    Dataset(DatasetArgs),
     /// Run one trial in this process (kvtune starts this itself).
     #[command(hide = true)]
     TrialWorker(WorkerArgs),
@@ -81,6 +84,10 @@ pub struct Common {
     /// Seconds to pause before each trial, so the last one's writeback is over.
     #[arg(long, value_name = "SECS", default_value_t = 0.0)]
     pub cooldown: f64,
+    /// Pace of a trace dataset: as fast as the engine takes it, or at the recorded times (waits are not
+    /// billed). Default: the dataset's `pace`, else fast.
+    #[arg(long, value_enum, value_name = "fast|recorded")]
+    pub pace: Option<Pace>,
 }
 
 /// A duration as people write it (`30m`, `2h`, `90s`), or `off`.
@@ -105,7 +112,8 @@ pub struct TuneArgs {
     /// Memory budget of the engine process, page cache included: 512M, 8G, 128GiB (K, M, G, T are powers of 1024).
     #[arg(long, value_name = "SIZE", required_unless_present = "resume")]
     pub budget: Option<ByteSize>,
-    /// Workload to replay: a built-in dataset (see `kvtune datasets`) or the path of a dataset .toml file.
+    /// Workload to replay: a built-in dataset (see `kvtune datasets`), the path of a dataset .toml file, or a trace
+    /// file (RocksDB trace, CSV or JSON lines: see the README's "Your own traces").
     #[arg(long, value_name = "NAME|FILE", required_unless_present = "resume")]
     pub dataset: Option<String>,
     /// User data over the budget, e.g. 4 for data four times larger than memory; default: the modelled
@@ -114,7 +122,7 @@ pub struct TuneArgs {
     pub data_ratio: Option<f64>,
     /// Continue an interrupted study from its output folder (its journal.jsonl): the trials it
     /// recorded are kept and it goes on with the settings it was started with.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "trials", "time", "strategy", "objective", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "trials", "time", "strategy", "objective", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed", "pace"])]
     pub resume: Option<PathBuf>,
     /// Most search trials, the defaults and the expert seeds included (racing, confirmation and the larger-scale
     /// check come on top). Default: as many as --time allows.
@@ -160,7 +168,7 @@ pub struct TuneArgs {
 /// Where `bench` and `compare` run: the workload, the budget and what changes the option sets.
 #[derive(Debug, Clone, Args)]
 pub struct Target {
-    /// Workload; default: the (first) preset's.
+    /// Workload (a dataset, a dataset file or a trace file); default: the (first) preset's.
     #[arg(long, value_name = "NAME|FILE")]
     pub dataset: Option<String>,
     /// Memory budget; default: the (first) preset's.
@@ -243,6 +251,43 @@ pub struct TableArgs {
     pub out: PathBuf,
     #[command(flatten)]
     pub common: Common,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DatasetArgs {
+    #[command(subcommand)]
+    pub command: DatasetCommand,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum DatasetCommand {
+    /// Write a dataset's phases, as generated at a budget and seed, as trace files (one a phase) and a dataset
+    /// .toml listing them: `--dataset THAT.toml` replays the same phases; RocksDB's tools replay the RocksDB traces.
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// A built-in dataset or a dataset file.
+    pub name: String,
+    /// Trace format: RocksDB's binary query trace, CSV or JSON lines (`op,key,arg,...`, see the README).
+    #[arg(long, value_enum)]
+    pub format: Format,
+    /// The dataset .toml to write; the phase files go beside it as NAME.PHASE.trace|csv|jsonl.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// The budget to generate it for.
+    #[arg(long, value_name = "SIZE", default_value = "1G")]
+    pub budget: ByteSize,
+    /// Scale applied to the budget, as a study would.
+    #[arg(long, value_name = "S")]
+    pub scale: Option<Scale>,
+    /// Data over budget to generate, instead of the modelled system's own.
+    #[arg(long, value_name = "R")]
+    pub data_ratio: Option<f64>,
+    /// Seed of the generator.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
 }
 
 #[derive(Debug, Clone, Args)]

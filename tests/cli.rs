@@ -348,3 +348,76 @@ fn bad_input_is_named_and_fails() {
     fails_with(&["--budget", "100T", "--dataset", "spork", "--scale", "1"], &["--scale"]);
     fails_with(&["--budget", "64M", "--dataset", "spork", "--confirm-repeats", "0"], &["--confirm-repeats"]);
 }
+
+/// Ops `run_phase` counts of each phase (those of batches that begin after
+/// the warm-up), without running an engine.
+fn counted_ops(dataset: &kvtune::dataset::Dataset, budget: u64, seed: u64) -> Vec<(String, u64)> {
+    let mut out = vec![];
+    for mut phase in dataset.workload(budget).phases(seed) {
+        let (mut applied, mut counted) = (0u64, 0u64);
+        let mut batch = kvtune::dataset::ops::Batch::default();
+        while phase.source.next_batch(&mut batch) {
+            if applied >= phase.warmup_ops {
+                counted += batch.ops.len() as u64;
+            }
+            applied += batch.ops.len() as u64;
+        }
+        out.push((phase.name, counted));
+    }
+    out
+}
+
+#[test]
+fn an_exported_trace_benches_with_the_generated_op_counts() {
+    let dir = scratch();
+    let toml = path_arg(&dir.path().join("x.toml"));
+    let export =
+        ["dataset", "export", "spork", "--format", "rocksdb-trace", "--out", &toml, "--budget", "64M"];
+    let run = kvtune_with(&export.map(String::from));
+    assert!(run.status.success(), "{}", text(&run));
+    assert!(text(&run).contains("x.bootstrap.trace") && text(&run).contains("x.toml"), "{}", text(&run));
+
+    // Described at a quarter of the budget it was exported at: a quarter of each phase.
+    let describe = kvtune_with(&["datasets", &toml, "--budget", "16M"].map(String::from));
+    assert!(text(&describe).contains("replays the first 25.000%"), "{}", text(&describe));
+
+    let work = path_arg(&dir.path().join("work"));
+    let bench = [
+        "bench",
+        "--preset",
+        "defaults",
+        "--dataset",
+        &toml,
+        "--budget",
+        "64M",
+        "--scale",
+        "1",
+        "--repeat",
+        "1",
+        "--json",
+        "--workdir",
+        &work,
+    ];
+    let run = kvtune_with(&bench.map(String::from));
+    assert!(run.status.success(), "{}", text(&run));
+    let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let phases = json["sides"][0]["runs"][0]["phases"].as_array().unwrap();
+    let measured: Vec<(String, u64)> = phases
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap().to_string(), p["ops"].as_u64().unwrap()))
+        .collect();
+    let spork = kvtune::dataset::Dataset::find("spork").unwrap();
+    assert_eq!(measured, counted_ops(&spork, 64 << 20, 1));
+
+    // Bad input names what is wrong.
+    let corrupt = dir.path().join("bad.trace");
+    let mut bytes = std::fs::read(dir.path().join("x.serve.trace")).unwrap();
+    bytes.truncate(500);
+    std::fs::write(&corrupt, bytes).unwrap();
+    fails_with(&["datasets", &path_arg(&corrupt)], &["bad.trace", "byte offset", "(record ", "truncated"]);
+    fails_with(&["--budget", "64M", "--dataset", "spork", "--pace", "recorded"], &["needs a trace dataset"]);
+    fails_with(
+        &["dataset", "export", "spork", "--format", "csv", "--out", &work],
+        &["give the path of the dataset .toml"],
+    );
+}

@@ -5,10 +5,9 @@ use std::path::Path;
 
 use anyhow::{bail, Context};
 
-use super::{pick_scale, runner};
+use super::{load_dataset, pick_scale, runner};
 use crate::budget::ByteSize;
 use crate::cli::{Common, CompareArgs, Target};
-use crate::dataset::Dataset;
 use crate::engine::{self, Engine};
 use crate::outcome::Comparison;
 use crate::report::text::{comparison_table, Layout};
@@ -85,10 +84,11 @@ pub(super) fn run(
         (None, None) => bail!("--budget is required when no preset is given"),
     };
     let dataset_name = target.dataset.clone().or_else(|| first_preset.map(|p| p.dataset.clone()));
-    let mut dataset = Dataset::find(&dataset_name.context("--dataset is required when no preset is given")?)?;
-    if let Some(ratio) = target.data_ratio.or(first_preset.and_then(|p| p.data_ratio)) {
-        dataset = dataset.with_data_ratio(ratio)?;
-    }
+    let dataset = load_dataset(
+        &dataset_name.context("--dataset is required when no preset is given")?,
+        target.data_ratio.or(first_preset.and_then(|p| p.data_ratio)),
+        common.pace,
+    )?;
     let mut labels = vec![];
     let mut candidates = vec![];
     for (i, n) in named.iter().enumerate() {

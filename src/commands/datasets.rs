@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::budget::ByteSize;
 use crate::cli::DatasetsArgs;
-use crate::dataset::ops::{Batch, OpKind};
+use crate::dataset::ops::{Batch, OpKind, Tally};
 use crate::dataset::{Dataset, BUILT_IN};
 
 pub fn datasets(args: DatasetsArgs) -> anyhow::Result<()> {
@@ -17,7 +17,7 @@ pub fn datasets(args: DatasetsArgs) -> anyhow::Result<()> {
             if let Some(ratio) = args.data_ratio {
                 dataset = dataset.with_data_ratio(ratio)?;
             }
-            describe(&dataset, budget, args.seed)
+            describe(&dataset, budget, args.seed)?
         }
     };
     print!("{text}");
@@ -34,15 +34,7 @@ fn list(budget: u64) -> anyhow::Result<String> {
     Ok(out)
 }
 
-/// Counts of one kind of operation in a phase.
-#[derive(Default)]
-struct Tally {
-    ops: u64,
-    key_bytes: u64,
-    value_bytes: u64,
-}
-
-fn describe(d: &Dataset, budget: u64, seed: u64) -> String {
+fn describe(d: &Dataset, budget: u64, seed: u64) -> anyhow::Result<String> {
     let workload = d.workload(budget);
     let shape = workload.shape();
     let mut out = String::new();
@@ -61,36 +53,36 @@ fn describe(d: &Dataset, budget: u64, seed: u64) -> String {
         d.prefix_len.map_or(String::new(), |p| format!("; reads stay within {p}-byte key prefixes")),
         d.objective.as_deref().map_or(String::new(), |o| format!("; its users optimise {o}")),
     );
+    for note in workload.notes() {
+        let _ = writeln!(out, "note: {note}");
+    }
     for mut phase in workload.phases(seed) {
-        let mut tallies: Vec<(OpKind, Tally)> = OpKind::ALL.iter().map(|k| (*k, Tally::default())).collect();
+        let mut tally = Tally::default();
         let mut batch = Batch::default();
-        let mut batches = 0u64;
         while phase.source.next_batch(&mut batch) {
-            batches += 1;
-            for op in &batch.ops {
-                let t = &mut tallies.iter_mut().find(|(k, _)| *k == op.kind).expect("every kind").1;
-                t.ops += 1;
-                t.key_bytes += op.key.len() as u64;
-                t.value_bytes += op.value.len() as u64;
-            }
+            tally.add(&batch);
         }
-        let total: u64 = tallies.iter().map(|(_, t)| t.ops).sum();
+        if let Some(e) = phase.source.take_error() {
+            return Err(e.context(format!("phase {}", phase.name)));
+        }
+        let total = tally.total_ops();
         let _ = writeln!(
             out,
-            "\nphase {}: {total} ops in {batches} batches ({} warm-up)",
-            phase.name, phase.warmup_ops
+            "\nphase {}: {total} ops in {} batches ({} warm-up)",
+            phase.name, tally.batches, phase.warmup_ops
         );
-        for (kind, t) in tallies.iter().filter(|(_, t)| t.ops > 0) {
+        for (i, kind) in OpKind::ALL.iter().enumerate().filter(|(i, _)| tally.ops[*i] > 0) {
+            let ops = tally.ops[i] as f64;
             let _ = writeln!(
                 out,
                 "  {:<14} {:>6.2}%  {:>10} ops  key {:>6.1} B  value {:>8.1} B",
                 format!("{kind:?}"),
-                t.ops as f64 * 100.0 / total.max(1) as f64,
-                t.ops,
-                t.key_bytes as f64 / t.ops as f64,
-                t.value_bytes as f64 / t.ops as f64
+                ops * 100.0 / total.max(1) as f64,
+                tally.ops[i],
+                tally.key_bytes[i] as f64 / ops,
+                tally.value_bytes[i] as f64 / ops
             );
         }
     }
-    out
+    Ok(out)
 }

@@ -3,6 +3,7 @@
 
 mod bench;
 mod compare;
+mod dataset;
 mod datasets;
 mod table;
 mod tune;
@@ -15,6 +16,7 @@ use anyhow::bail;
 
 pub use bench::bench;
 pub use compare::compare;
+pub use dataset::dataset;
 pub use datasets::datasets;
 pub use table::table;
 pub use tune::tune;
@@ -22,10 +24,23 @@ pub use worker::worker;
 
 use crate::budget::{machine_memory, ByteSize};
 use crate::cli::Common;
+use crate::dataset::trace::Pace;
 use crate::dataset::Dataset;
 use crate::engine::Engine;
 use crate::scale::{self, Scale, ScaleChoice};
 use crate::trial::{self, ChildRunner, Quiet, Request};
+
+/// The dataset a command names, with `--data-ratio` and `--pace` applied.
+fn load_dataset(name: &str, data_ratio: Option<f64>, pace: Option<Pace>) -> anyhow::Result<Dataset> {
+    let mut dataset = Dataset::find(name)?;
+    if let Some(ratio) = data_ratio {
+        dataset = dataset.with_data_ratio(ratio)?;
+    }
+    if let Some(pace) = pace {
+        dataset = dataset.with_pace(pace)?;
+    }
+    Ok(dataset)
+}
 
 /// The trial runner: child processes whose trials stop at ten times the target length.
 fn runner(common: &Common) -> anyhow::Result<ChildRunner> {

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
-use super::{pick_scale, runner};
+use super::{load_dataset, pick_scale, runner};
 use crate::budget::ByteSize;
 use crate::cli::{Common, TuneArgs};
 use crate::dataset::Dataset;
@@ -24,10 +24,8 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
     }
     let engine = engine::find("rocksdb")?;
     let full_budget = args.budget.context("--budget is required")?.0;
-    let mut dataset = Dataset::find(args.dataset.as_deref().context("--dataset is required")?)?;
-    if let Some(ratio) = args.data_ratio {
-        dataset = dataset.with_data_ratio(ratio)?;
-    }
+    let name = args.dataset.as_deref().context("--dataset is required")?;
+    let dataset = load_dataset(name, args.data_ratio, args.common.pace)?;
     let space = Space::find(&args.space, &engine.param_names())?;
     engine.check_space(&space, full_budget)?;
     check_study_size(&args)?;

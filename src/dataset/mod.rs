@@ -6,6 +6,7 @@ pub mod mixgraph;
 pub mod ops;
 pub mod spork;
 pub mod tbs;
+pub mod trace;
 pub mod tsdb;
 mod values;
 pub mod ycsb;
@@ -32,7 +33,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
 ];
 
 /// The generators a dataset file can name.
-const GENERATORS: &str = "spork, tbs, tsdb, mixgraph, ycsb";
+const GENERATORS: &str = "spork, tbs, tsdb, mixgraph, ycsb, trace";
 
 /// A dataset file as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,7 +64,7 @@ pub struct Dataset {
     /// `phase:NAME` (one phase's throughput), or `bytes_per_key`.
     #[serde(default)]
     pub objective: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spork: Option<spork::SporkParams>,
     #[serde(default)]
     pub tbs: Option<tbs::TbsParams>,
@@ -73,6 +74,8 @@ pub struct Dataset {
     pub mixgraph: Option<mixgraph::MixgraphParams>,
     #[serde(default)]
     pub ycsb: Option<ycsb::YcsbParams>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<trace::TraceParams>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -114,19 +117,37 @@ pub trait Workload {
     }
     /// The phases in order, deterministic for the seed.
     fn phases(&self, seed: u64) -> Vec<Phase>;
+    /// What a reader of `kvtune datasets` should know of it at this budget
+    /// (a trace says how much of itself it replays, and at what pace).
+    fn notes(&self) -> Vec<String> {
+        vec![]
+    }
 }
 
 impl Dataset {
-    /// A built-in name or a path to a dataset file.
+    /// A built-in name, a path to a dataset file, or a path to a trace file
+    /// (a one-phase `trace` dataset). A trace dataset's files are read once
+    /// here, so a trace that cannot be replayed fails now.
     pub fn find(name_or_path: &str) -> Result<Self, DatasetError> {
         if let Some((_, text)) = BUILT_IN.iter().find(|(name, _)| *name == name_or_path) {
             return Self::parse(name_or_path, text);
         }
         let path = Path::new(name_or_path);
         if name_or_path.ends_with(".toml") || path.exists() {
-            let text = std::fs::read_to_string(path)
-                .map_err(|source| DatasetError::Read { path: name_or_path.to_string(), source })?;
-            return Self::parse(name_or_path, &text);
+            let mut dataset = match trace::Format::sniff(path) {
+                Some(format) => Self::of_trace(path, format),
+                None => {
+                    let text = std::fs::read_to_string(path)
+                        .map_err(|source| DatasetError::Read { path: name_or_path.to_string(), source })?;
+                    Self::parse(name_or_path, &text)?
+                }
+            };
+            if let Some(params) = &mut dataset.trace {
+                params.resolve(path.parent().unwrap_or(Path::new("")));
+                let parse_err = |message| DatasetError::Parse { path: name_or_path.to_string(), message };
+                params.check().map_err(parse_err)?;
+            }
+            return Ok(dataset);
         }
         let known: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
         Err(DatasetError::Unknown { name: name_or_path.to_string(), known: known.join(", ") })
@@ -138,6 +159,26 @@ impl Dataset {
         dataset.params_problem().map(parse_err).map_or(Ok(dataset), Err)
     }
 
+    /// A trace file as a one-phase dataset named after the file.
+    fn of_trace(path: &Path, format: trace::Format) -> Self {
+        Dataset {
+            name: path.file_stem().map_or("trace".into(), |s| s.to_string_lossy().into_owned()),
+            description: format!("the {format} trace {}", path.display()),
+            source: path.display().to_string(),
+            generator: "trace".into(),
+            data_ratio: None,
+            prefix_len: None,
+            objective: None,
+            spork: None,
+            tbs: None,
+            tsdb: None,
+            mixgraph: None,
+            ycsb: None,
+            writes_allow_unordered: false,
+            trace: Some(trace::single(path, format)),
+        }
+    }
+
     fn params_problem(&self) -> Option<String> {
         let needs = |table: &str| Some(format!("generator `{table}` needs a [{table}] table"));
         match self.generator.as_str() {
@@ -146,6 +187,7 @@ impl Dataset {
             "tsdb" => self.tsdb.as_ref().map_or_else(|| needs("tsdb"), |p| p.problem()),
             "mixgraph" => self.mixgraph.as_ref().map_or_else(|| needs("mixgraph"), |p| p.problem()),
             "ycsb" => self.ycsb.as_ref().map_or_else(|| needs("ycsb"), |p| p.problem()),
+            "trace" => self.trace.as_ref().map_or_else(|| needs("trace"), |p| p.problem()),
             other => Some(format!("unknown generator `{other}`: known generators are {GENERATORS}")),
         }
     }
@@ -185,8 +227,27 @@ impl Dataset {
             "ycsb" => {
                 Box::new(ycsb::Ycsb::new(self.ycsb.clone().expect("checked when parsed"), budget, size))
             }
+            "trace" => {
+                Box::new(trace::Trace::new(self.trace.clone().expect("checked when parsed"), budget, size))
+            }
             _ => unreachable!("checked when parsed"),
         }
+    }
+
+    /// This dataset replayed at `pace`: only a trace has a recorded pace.
+    pub fn with_pace(mut self, pace: trace::Pace) -> Result<Self, DatasetError> {
+        match &mut self.trace {
+            Some(params) => params.pace = pace,
+            None if pace == trace::Pace::Fast => {}
+            None => {
+                return Err(DatasetError::Parse {
+                    path: self.name.clone(),
+                    message: "--pace recorded needs a trace dataset: a generated one has no recorded times"
+                        .into(),
+                })
+            }
+        }
+        Ok(self)
     }
 
     /// This dataset with its data `ratio` times the budget.

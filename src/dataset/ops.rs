@@ -41,7 +41,7 @@ impl OpKind {
         )
     }
 
-    /// Every kind, for readers and tables.
+    /// Every kind, for readers and tables, in declaration order (`kind as usize` indexes it).
     pub const ALL: [OpKind; 10] = [
         OpKind::Put,
         OpKind::Delete,
@@ -134,6 +134,45 @@ impl Batch {
     }
 }
 
+/// Ops, key bytes and value bytes by kind (in [`OpKind::ALL`] order), and
+/// batches: what describing, exporting and checking a stream count.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub ops: [u64; OpKind::ALL.len()],
+    pub key_bytes: [u64; OpKind::ALL.len()],
+    pub value_bytes: [u64; OpKind::ALL.len()],
+    pub batches: u64,
+}
+
+impl Tally {
+    pub fn add(&mut self, batch: &Batch) {
+        self.batches += 1;
+        for op in &batch.ops {
+            let i = op.kind as usize;
+            self.ops[i] += 1;
+            self.key_bytes[i] += op.key.len() as u64;
+            self.value_bytes[i] += op.value.len() as u64;
+        }
+    }
+
+    pub fn total_ops(&self) -> u64 {
+        self.ops.iter().sum()
+    }
+}
+
+/// The end of the run of ops starting at `i` that go to the engine as one
+/// call: consecutive writes (one atomic write), or consecutive multi-gets,
+/// or a single op.
+pub fn call_end(ops: &[Op], i: usize) -> usize {
+    let kind = ops[i].kind;
+    let together = |k: OpKind| match kind {
+        k0 if k0.is_write() => k.is_write(),
+        OpKind::MultiGet => k == OpKind::MultiGet,
+        _ => false,
+    };
+    i + 1 + ops[i + 1..].iter().take_while(|op| together(op.kind)).count()
+}
+
 /// A source of batches for one phase. Implementations are deterministic for a
 /// seed, so every candidate of a study sees the same stream.
 pub trait OpSource {
@@ -141,6 +180,11 @@ pub trait OpSource {
     fn next_batch(&mut self, batch: &mut Batch) -> bool;
     /// Bytes the value ranges of the last batch's ops point into.
     fn corpus(&self) -> &[u8];
+    /// Why the phase ended early, if it did: a source that reads a file (a
+    /// trace) can fail midway; `next_batch` then returns false and this says why.
+    fn take_error(&mut self) -> Option<anyhow::Error> {
+        None
+    }
 }
 
 /// Every batch of a source, for tests that measure what a generator makes.

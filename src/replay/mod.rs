@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use hdrhistogram::Histogram;
 
-use crate::dataset::ops::{Batch, Op, OpKind};
+use crate::dataset::ops::{call_end, Batch, Op, OpKind};
 use crate::dataset::Phase;
 use crate::engine::{KvStore, Read};
 use crate::record::{CallStats, Latency, PhaseResult};
@@ -183,24 +183,15 @@ pub fn run_phase(store: &mut dyn KvStore, phase: &mut Phase) -> anyhow::Result<P
         apply(store, &batch, phase.source.corpus(), counted.then_some(&mut tally))?;
         applied += batch.ops.len() as u64;
     }
+    if let Some(err) = phase.source.take_error() {
+        return Err(err);
+    }
     let started = Instant::now();
     store.settle()?;
     let mut result = tally.result(&phase.name, started.elapsed().as_secs_f64());
     result.memory = store.memory();
     result.disk_bytes = store.disk_bytes();
     Ok(result)
-}
-
-/// The end of the run of ops starting at `i` that go to the engine as one
-/// call: consecutive writes, or consecutive multi-gets, or a single op.
-fn run_end(ops: &[Op], i: usize) -> usize {
-    let kind = ops[i].kind;
-    let together = |k: OpKind| match kind {
-        k0 if k0.is_write() => k.is_write(),
-        OpKind::MultiGet => k == OpKind::MultiGet,
-        _ => false,
-    };
-    i + 1 + ops[i + 1..].iter().take_while(|op| together(op.kind)).count()
 }
 
 /// Applies a batch in order: each run of writes as one atomic engine write,
@@ -213,7 +204,7 @@ fn apply(
 ) -> anyhow::Result<()> {
     let mut i = 0;
     while i < batch.ops.len() {
-        let end = run_end(&batch.ops, i);
+        let end = call_end(&batch.ops, i);
         let run = &batch.ops[i..end];
         let op = &run[0];
         let key = batch.key(op);
