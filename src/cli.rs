@@ -72,6 +72,10 @@ pub struct Common {
     /// Target seconds a trial should take when kvtune picks the scale.
     #[arg(long, value_name = "SECS", default_value_t = 20.0)]
     pub trial_seconds: f64,
+    /// A trial still running after this many seconds per GiB of its budget (and at least this long) is stopped and
+    /// recorded as failed. Default: ten times --trial-seconds, at least 120.
+    #[arg(long, value_name = "SECS")]
+    pub trial_timeout: Option<f64>,
     /// Print machine-readable JSON on stdout instead of the summary (progress still goes to stderr).
     #[arg(long)]
     pub json: bool,
@@ -122,7 +126,7 @@ pub struct TuneArgs {
     pub data_ratio: Option<f64>,
     /// Continue an interrupted study from its output folder (its journal.jsonl): the trials it
     /// recorded are kept and it goes on with the settings it was started with.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "trials", "time", "strategy", "objective", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed", "pace"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "trials", "time", "strategy", "objective", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed", "pace", "no_racing"])]
     pub resume: Option<PathBuf>,
     /// Most search trials, the defaults and the expert seeds included (racing, confirmation and the larger-scale
     /// check come on top). Default: as many as --time allows.

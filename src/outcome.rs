@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::dataset::Dataset;
 use crate::record::{Objective, OptionSet, TrialRecord};
 use crate::scale::Scale;
-use crate::search::Strategy;
+
 use crate::space::Candidate;
 use crate::stats::{PairedChange, Summary};
 
@@ -25,6 +25,33 @@ fn yes() -> bool {
 
 fn throughput_one() -> Objective {
     Objective::Throughput
+}
+
+/// A search strategy: what the study's header records; `search` makes its sampler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    /// Bayesian optimisation: a Gaussian process over the encoded space with a
+    /// fitted noise term, expected improvement maximised from several starts.
+    Bayes,
+    /// Tree-structured Parzen estimators, one per parameter (Optuna's default).
+    Tpe,
+    /// Candidates drawn uniformly (log-uniformly where the space says so).
+    Random,
+    /// Every combination of the grid levels in the space file (shuffled when
+    /// there are more than --trials).
+    Grid,
+}
+
+impl std::fmt::Display for Strategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Strategy::Bayes => "bayes",
+            Strategy::Tpe => "tpe",
+            Strategy::Random => "random",
+            Strategy::Grid => "grid",
+        })
+    }
 }
 
 /// What a study was asked to do: the journal's first entry.
@@ -55,6 +82,9 @@ pub struct StudyHeader {
     /// Whether promising candidates are raced against the incumbent.
     #[serde(default = "yes")]
     pub racing: bool,
+    /// What was done around each trial to cut noise (a resumed study keeps it).
+    #[serde(default)]
+    pub quiet: crate::trial::Quiet,
     pub confirm_top: usize,
     pub confirm_repeats: usize,
     /// The larger scale the contenders are re-measured at after the verdict,
@@ -69,6 +99,20 @@ pub struct StudyHeader {
 impl StudyHeader {
     pub fn scaled_budget(&self) -> u64 {
         self.scale.apply(self.full_budget)
+    }
+
+    /// Runs of the confirmation: every contender and the defaults, each round.
+    pub fn confirm_runs(&self) -> usize {
+        (self.confirm_top + 1) * self.confirm_repeats
+    }
+
+    /// Runs at the larger scale: every contender and the defaults, once.
+    pub fn verify_runs(&self) -> usize {
+        if self.verify_scale.is_some() {
+            self.confirm_top + 1
+        } else {
+            0
+        }
     }
 }
 
@@ -126,8 +170,9 @@ impl Verdict {
         &self.contenders[self.recommended]
     }
 
+    /// The defaults, if they completed any confirmation run.
     pub fn defaults(&self) -> Option<&Contender> {
-        self.contenders.iter().find(|c| c.is_default)
+        self.contenders.iter().find(|c| c.is_default && !c.runs.is_empty())
     }
 }
 
@@ -150,11 +195,11 @@ impl OptionRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TransferRow {
     pub label: String,
-    /// Median ops/s of its confirmation runs, at the study's scale.
+    /// The median of its confirmation runs' objective, at the study's scale.
     pub at_study_scale: f64,
-    /// Its ops/s at the larger scale (`None`: that run failed).
+    /// Its objective at the larger scale (`None`: that run failed).
     pub at_larger_scale: Option<f64>,
-    /// Its ratio to the defaults at each scale.
+    /// Its merit over the defaults' at each scale (above 1 is better).
     pub ratio_at_study_scale: Option<f64>,
     pub ratio_at_larger_scale: Option<f64>,
 }
@@ -203,8 +248,9 @@ pub struct RacingSummary {
     pub runs: usize,
     /// Races won: the challenger became the incumbent.
     pub won: usize,
-    /// Races where the challenger's single run beat the incumbent's mean but
-    /// the paired runs showed it worse: a single-run ranking overturned.
+    /// Races where the challenger's single run beat the incumbent's first
+    /// racing run but the paired runs showed it worse: a single-run ranking
+    /// overturned.
     pub overturned: usize,
 }
 

@@ -384,16 +384,6 @@ pub fn metrics(m: &Measurement) -> Vec<Metric> {
     out
 }
 
-/// Every metric of a set of runs as a named series, in the order of
-/// [`metrics`]; a metric some runs lack has fewer values.
-pub fn metric_series(runs: &[Measurement]) -> Vec<(String, Vec<f64>)> {
-    let mut series: IndexMap<String, Vec<f64>> = IndexMap::new();
-    for metric in runs.iter().flat_map(metrics) {
-        series.entry(metric.name).or_default().push(metric.value);
-    }
-    series.into_iter().collect()
-}
-
 /// A parameter the engine ran at another value than the one asked, and why.
 /// A value no scale allows (a count out of range) is replaced in the record's
 /// candidate; one the scale forced (a memtable floor) stays as asked there,
@@ -529,25 +519,28 @@ impl Objective {
         }
     }
 
-    /// Higher is better: the log of the value, negated where lower is better.
+    /// A value as a figure "higher is better" (its reciprocal where lower is
+    /// better): what ratios and ranks are taken of, so a gain is positive.
+    pub fn merit_of(&self, value: f64) -> f64 {
+        match self.better() {
+            Better::Lower => 1.0 / value,
+            _ => value,
+        }
+    }
+
+    /// The run's merit, if it has the value.
+    pub fn merit(&self, m: &Measurement) -> Option<f64> {
+        self.value(m).map(|v| self.merit_of(v))
+    }
+
+    /// Higher is better: the log of the merit.
     pub fn score(&self, m: &Measurement) -> Option<f64> {
-        let log = self.value(m)?.ln();
-        Some(if self.better() == Better::Lower { -log } else { log })
+        self.merit(m).map(f64::ln)
     }
 
     /// The value a score stands for (the inverse of [`Objective::score`]).
     pub fn from_score(&self, score: f64) -> f64 {
-        if self.better() == Better::Lower {
-            (-score).exp()
-        } else {
-            score.exp()
-        }
-    }
-
-    /// The value as a figure "higher is better" (its reciprocal where lower
-    /// is better): what paired ratios are taken of, so a gain is positive.
-    pub fn merit(&self, m: &Measurement) -> Option<f64> {
-        self.score(m).map(f64::exp)
+        self.merit_of(score.exp())
     }
 
     /// The unit the value is in, for people.

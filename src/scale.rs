@@ -1,5 +1,5 @@
 //! Scale: the power-of-two fraction that shrinks both the budget and the
-//! dataset, so a study fits this machine and a trial takes about a minute
+//! dataset, so a study fits this machine and a trial takes about `--trial-seconds`
 //! while the ratio of data to memory (cache hit rates, write amplification)
 //! stays that of the full-size system.
 
@@ -119,6 +119,16 @@ pub fn scale_for(full_budget: u64, bytes: u64) -> Scale {
     Scale { shift }
 }
 
+/// The smallest scale whose budget is still at least the smallest kvtune
+/// measures (a budget that is not a power of two rounds up, not down).
+pub fn smallest(full_budget: u64) -> Scale {
+    let mut shift = 0;
+    while full_budget >> (shift + 1) >= MIN_SCALED_BUDGET && shift < 40 {
+        shift += 1;
+    }
+    Scale { shift }
+}
+
 /// Picks the largest scale whose budget fits the machine (at most half its
 /// memory, leaving room for the page cache and kvtune) and whose trial,
 /// predicted from two measured calibration runs, takes about `target_secs`.
@@ -130,7 +140,7 @@ pub fn choose(
     measure: &mut dyn FnMut(Scale) -> anyhow::Result<f64>,
 ) -> anyhow::Result<ScaleChoice> {
     let memory_scale = scale_for(full_budget, machine_memory / 2);
-    let small = scale_for(full_budget, MIN_SCALED_BUDGET).max(memory_scale);
+    let small = smallest(full_budget).max(memory_scale);
     let larger = Scale { shift: small.shift.saturating_sub(1) }.max(memory_scale);
     let t_small = measure(small)?;
     let t_larger = if larger == small { t_small } else { measure(larger)? };
@@ -254,6 +264,9 @@ mod tests {
             Err(FitError::ScaledTooSmall { .. })
         ));
         assert!(check_budget(32 * MIB).is_err() && check_budget(64 * MIB).is_ok());
+        // 100 GiB: 1/1024 is 100 MiB, 1/2048 would be 50 MiB, below the smallest.
+        assert_eq!(smallest(100 * GIB), Scale { shift: 10 });
+        assert_eq!(smallest(128 * GIB).apply(128 * GIB), 64 * MIB);
     }
 
     #[test]

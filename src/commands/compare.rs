@@ -15,7 +15,7 @@ use crate::report::Preset;
 use crate::scale::Scale;
 use crate::space::{Candidate, Setting};
 use crate::study::compare::{measure, tabulate, Sides};
-use crate::trial::{self, Request};
+use crate::trial::Request;
 
 pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let layout = if args.markdown { Layout::Markdown } else { Layout::Text };
@@ -83,7 +83,10 @@ pub(super) fn run(
         (None, Some(p)) => p.budget_bytes,
         (None, None) => bail!("--budget is required when no preset is given"),
     };
-    let dataset_name = target.dataset.clone().or_else(|| first_preset.map(|p| p.dataset.clone()));
+    // A preset's dataset by its file where it has one, else by name.
+    let from_preset =
+        |p: &Preset| p.dataset_file.as_ref().map_or(p.dataset.clone(), |f| f.display().to_string());
+    let dataset_name = target.dataset.clone().or_else(|| first_preset.map(from_preset));
     let dataset = load_dataset(
         &dataset_name.context("--dataset is required when no preset is given")?,
         target.data_ratio.or(first_preset.and_then(|p| p.data_ratio)),
@@ -105,7 +108,10 @@ pub(super) fn run(
     let asked = match (common.scale, first_preset) {
         (Some(scale), _) => Some((scale, "as asked (--scale)")),
         (None, Some(p)) => Some((
-            p.scale.parse::<Scale>().with_context(|| format!("preset {}", specs[0]))?,
+            p.scale.parse::<Scale>().with_context(|| {
+                let spec = named.iter().find(|n| n.preset.is_some()).map_or("", |n| n.label.as_str());
+                format!("preset {spec}")
+            })?,
             "the preset was measured at (--scale changes it)",
         )),
         (None, None) => None,
@@ -121,7 +127,6 @@ pub(super) fn run(
             choice.reason
         );
     }
-    trial::stop_cleanly_on_interrupt();
     let requests = candidates
         .iter()
         .map(|candidate| Request { engine, candidate, dataset: &dataset, budget, seed: common.seed })

@@ -42,10 +42,13 @@ fn load_dataset(name: &str, data_ratio: Option<f64>, pace: Option<Pace>) -> anyh
     Ok(dataset)
 }
 
-/// The trial runner: child processes whose trials stop at ten times the target length.
+/// The trial runner: child processes, stopped at their time limit; from
+/// here on Ctrl-C stops the running trial cleanly (calibration included).
 fn runner(common: &Common) -> anyhow::Result<ChildRunner> {
+    trial::stop_cleanly_on_interrupt();
     trial::warn_if_tmpfs(&common.workdir);
-    let timeout = Duration::from_secs_f64((common.trial_seconds * 10.0).max(60.0));
+    let timeout =
+        Duration::from_secs_f64(common.trial_timeout.unwrap_or((common.trial_seconds * 10.0).max(120.0)));
     let quiet = Quiet {
         cpus: common.cpus.clone().map(|c| c.0),
         drop_caches: common.drop_caches,

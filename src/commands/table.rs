@@ -9,9 +9,9 @@ use std::io::Write;
 
 use anyhow::{bail, Context};
 
-use super::{pick_scale, runner};
+use super::{load_dataset, pick_scale, runner};
 use crate::cli::TableArgs;
-use crate::dataset::Dataset;
+
 use crate::engine;
 use crate::space::{Candidate, Space};
 use crate::trial::{self, Request};
@@ -26,14 +26,13 @@ pub fn table(args: TableArgs) -> anyhow::Result<()> {
             points.len()
         );
     }
-    let dataset = Dataset::find(&args.dataset)?;
+    let dataset = load_dataset(&args.dataset, None, args.common.pace)?;
     let runner = runner(&args.common)?;
     let asked = args.common.scale.map(|s| (s, "as asked (--scale)"));
     let choice = pick_scale(&args.common, asked, engine, &dataset, args.budget.0, &runner)?;
     let budget = choice.scale.apply(args.budget.0);
     let names: Vec<String> = space.params.iter().map(|p| p.name.clone()).collect();
     let mut done = read_done(&args.out, &names)?;
-    trial::stop_cleanly_on_interrupt();
     for (round, index) in trial::rounds(points.len(), args.repeat, args.common.seed) {
         let key = key(&names, &points[index]);
         if done.get(&key).copied().unwrap_or(0) > round {

@@ -58,6 +58,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
         trials: args.trials.unwrap_or(MAX_TRIALS),
         time_budget_secs: args.time.0.map(|d| d.as_secs_f64()),
         racing: !args.no_racing,
+        quiet: runner.quiet.clone(),
         confirm_top: args.confirm_top,
         confirm_repeats: args.confirm_repeats,
         verify_scale,
@@ -125,13 +126,22 @@ fn resume(dir: &Path, common: &Common) -> anyhow::Result<()> {
             dir.display()
         );
     }
+    if header.kvtune_version != env!("CARGO_PKG_VERSION") && !common.json {
+        eprintln!(
+            "warning: the study was started by kvtune {} and this is {}: a resumed sampler may not go on as the first one would",
+            header.kvtune_version,
+            env!("CARGO_PKG_VERSION")
+        );
+    }
     let engine = engine::find(&header.engine)?;
     let prior: Vec<TrialRecord> = journal::trials(&entries).into_iter().cloned().collect();
     let space = Space::parse(&header.space_name, &header.space_text, &engine.param_names())?;
     if !common.json {
         eprintln!("kvtune: resuming the study in {} after {} recorded trials", dir.display(), prior.len());
     }
-    let runner = runner(common)?;
+    // The trials go on as quiet as the study began.
+    let mut runner = runner(common)?;
+    runner.quiet = header.quiet.clone();
     run_study((**header).clone(), Some(prior), space, dir.to_path_buf(), engine, runner, common.json)
 }
 
@@ -145,16 +155,23 @@ fn run_study(
     json: bool,
 ) -> anyhow::Result<()> {
     if !json {
+        let search = match header.time_budget_secs {
+            Some(secs) => format!(
+                "a {} search within {} (racing included, at most {} trials)",
+                header.strategy,
+                humantime::format_duration(std::time::Duration::from_secs(secs as u64)),
+                header.trials
+            ),
+            None => format!("up to {} {} search trials", header.trials, header.strategy),
+        };
         eprintln!(
-            "kvtune: {} search trials + {} confirmation runs + {} at a larger scale ({}); results in {}",
-            header.trials,
-            (header.confirm_top + 1) * header.confirm_repeats,
-            if header.verify_scale.is_some() { header.confirm_top + 1 } else { 0 },
+            "kvtune: {search}, then {} confirmation runs and {} at a larger scale ({}); results in {}",
+            header.confirm_runs(),
+            header.verify_runs(),
             header.verify_note,
             out_dir.display()
         );
     }
-    trial::stop_cleanly_on_interrupt();
     let sampler = header.strategy.sampler(&space, header.trials, header.seed, &header.objectives[0]);
     let outcome = study::run(StudySettings {
         header: header.clone(),

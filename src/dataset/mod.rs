@@ -40,6 +40,10 @@ const GENERATORS: &str = "spork, tbs, tsdb, mixgraph, ycsb, trace";
 #[serde(deny_unknown_fields)]
 pub struct Dataset {
     pub name: String,
+    /// The file it was read from, if not built in: what a preset points
+    /// back to, so `bench --preset` finds the same workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<std::path::PathBuf>,
     #[serde(default)]
     pub description: String,
     /// The real system modelled and the sources read for it.
@@ -61,7 +65,8 @@ pub struct Dataset {
     #[serde(default)]
     pub writes_allow_unordered: bool,
     /// What this dataset's users optimise: `throughput` (whole replay),
-    /// `phase:NAME` (one phase's throughput), or `bytes_per_key`.
+    /// `phase:NAME` (one phase's throughput), `latency:PHASE:PCT` or
+    /// `bytes_per_key` (the default of `--objective`).
     #[serde(default)]
     pub objective: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -147,6 +152,7 @@ impl Dataset {
                 let parse_err = |message| DatasetError::Parse { path: name_or_path.to_string(), message };
                 params.check().map_err(parse_err)?;
             }
+            dataset.file = Some(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()));
             return Ok(dataset);
         }
         let known: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
@@ -163,6 +169,7 @@ impl Dataset {
     fn of_trace(path: &Path, format: trace::Format) -> Self {
         Dataset {
             name: path.file_stem().map_or("trace".into(), |s| s.to_string_lossy().into_owned()),
+            file: None,
             description: format!("the {format} trace {}", path.display()),
             source: path.display().to_string(),
             generator: "trace".into(),
@@ -256,7 +263,7 @@ impl Dataset {
             return Err(DatasetError::Parse {
                 path: self.name.clone(),
                 message: format!(
-                    "data ratio {ratio}: give a number above 0, e.g. 0.5 (data half the budget) or 4"
+                    "--data-ratio {ratio}: give a number above 0, e.g. 0.5 (data half the budget) or 4"
                 ),
             });
         }

@@ -127,6 +127,8 @@ pub enum EngineError {
     NotAllowed { name: String, why: String },
     #[error("search space parameter `{name}`: value {value}: {why}")]
     BadSpaceValue { name: String, value: String, why: Box<EngineError> },
+    #[error("search space seed `{name}`: {why}")]
+    BadSeed { name: String, why: Box<EngineError> },
 }
 
 /// An engine kvtune can tune.
@@ -163,9 +165,14 @@ pub trait Engine: Sync {
         full
     }
 
-    /// Every level, bound and choice of a space is a value the engine takes,
-    /// so a bad one is caught before the study starts, not at the trial that draws it.
+    /// Every level, bound and choice of a space, and every seed, is a value
+    /// the engine takes, so a bad one is caught before the study starts, not
+    /// at the trial that draws it.
     fn check_space(&self, space: &Space, budget: u64) -> Result<(), EngineError> {
+        for (name, seed) in &space.seeds {
+            self.resolve(seed, budget)
+                .map_err(|why| EngineError::BadSeed { name: name.clone(), why: Box::new(why) })?;
+        }
         for param in &space.params {
             let mut values = param.grid_levels();
             if let Domain::Choice { values: choices } = &param.domain {

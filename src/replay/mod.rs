@@ -121,9 +121,11 @@ impl Tally {
         tally.latency.saturating_record(nanos.max(1));
     }
 
+    /// `reads` keys asked in one call (several for a multi-get), `read` what
+    /// they found.
     fn record_read(&mut self, read: Read, reads: u64) {
         self.reads += reads;
-        self.reads_found += (read.entries > 0) as u64;
+        self.reads_found += read.entries.min(reads);
         self.read_bytes += read.bytes;
     }
 

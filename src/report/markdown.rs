@@ -5,10 +5,10 @@
 
 use std::fmt::Write;
 
-use super::text::{headline, num, ops, pct, resolution};
+use super::text::{budget_used, headline, num, ops, pct, resolution};
 use crate::budget::ByteSize;
 use crate::outcome::{StudyOutcome, Transfer, Verdict};
-use crate::record::{Measurement, Stage, TrialRecord};
+use crate::record::{Measurement, Objective, Stage, TrialRecord};
 
 pub fn report(outcome: &StudyOutcome) -> String {
     let header = &outcome.header;
@@ -31,7 +31,7 @@ pub fn report(outcome: &StudyOutcome) -> String {
         time(&mut md, &shown);
     }
     if let Some(t) = &outcome.transfer {
-        transfer(&mut md, t);
+        transfer(&mut md, t, &outcome.header.objectives[0]);
     }
     search(&mut md, outcome);
     method(&mut md, outcome);
@@ -77,13 +77,15 @@ fn answer(md: &mut String, outcome: &StudyOutcome, v: &Verdict) {
         let _ =
             writeln!(md, "{} cannot be recommended: {}.\n", c.label, c.disqualified.as_deref().unwrap_or(""));
     }
+    let used =
+        outcome.representative(&best.label).map(|r| budget_used(&r.measurement, header.scaled_budget()));
     let _ = writeln!(
         md,
-        "Measured at scale {} (budget {}); peak memory {} of the scaled budget. Options below are for the full budget of {}, \
+        "Measured at scale {} (budget {}); {}. Options below are for the full budget of {}, \
          by each option's scaling rule: `preset.toml` and the `OPTIONS` file beside this report hold them.\n",
         header.scale,
         ByteSize(header.scaled_budget()),
-        ByteSize(best.peak_memory),
+        used.unwrap_or_default(),
         ByteSize(header.full_budget)
     );
     if let Some(run) = outcome.representative(&best.label) {
@@ -207,11 +209,13 @@ fn time(md: &mut String, runs: &[&TrialRecord]) {
     }
 }
 
-fn transfer(md: &mut String, t: &Transfer) {
+fn transfer(md: &mut String, t: &Transfer, objective: &Objective) {
+    let unit = objective.unit();
     let _ = writeln!(
         md,
-        "## Does it hold at a larger scale?\n\nThe confirmed candidates and the defaults, once each at scale {}:\n\n\
-         | candidate | ops/s at the study's scale | vs defaults | ops/s at scale {} | vs defaults |\n|---|---|---|---|---|",
+        "## Does it hold at a larger scale?\n\nThe confirmed candidates and the defaults, once each at scale {} ({objective} in {unit}; \
+         \"vs defaults\" is of merit, positive is better):\n\n\
+         | candidate | at the study's scale | vs defaults | at scale {} | vs defaults |\n|---|---|---|---|---|",
         t.scale, t.scale
     );
     let ratio = |r: Option<f64>| r.map(|r| pct(r - 1.0)).unwrap_or_default();
@@ -220,18 +224,16 @@ fn transfer(md: &mut String, t: &Transfer) {
             md,
             "| {} | {} | {} | {} | {} |",
             row.label,
-            ops(row.at_study_scale),
+            num(row.at_study_scale),
             ratio(row.ratio_at_study_scale),
-            row.at_larger_scale.map(ops).unwrap_or_else(|| "failed".into()),
+            row.at_larger_scale.map(num).unwrap_or_else(|| "failed".into()),
             ratio(row.ratio_at_larger_scale)
         );
     }
     let spearman = t.spearman.map_or("not enough runs".into(), |r| format!("{r:.2}"));
     let still = match t.winner_still_wins {
-        Some(true) => "the recommendation is still faster than the defaults there",
-        Some(false) => {
-            "**the recommendation is not faster than the defaults there**: treat the gain with care"
-        }
+        Some(true) => "the recommendation still beats the defaults there",
+        Some(false) => "**the recommendation does not beat the defaults there**: treat the gain with care",
         None => "no candidate was recommended over the defaults",
     };
     let _ = writeln!(md, "\nRank agreement (Spearman) {spearman}; {still}. One run a side at the larger scale: a check, not a verdict.\n");
@@ -263,7 +265,7 @@ fn search(md: &mut String, outcome: &StudyOutcome) {
          and {} single-run rankings were overturned by the paired runs.\n",
         search.len(),
         origins.join(", "),
-        format!("{:?}", outcome.header.strategy).to_lowercase(),
+        outcome.header.strategy,
         objective,
         r.runs,
         r.races,
@@ -320,27 +322,33 @@ fn method(md: &mut String, outcome: &StudyOutcome) {
          - Larger scale: {}.\n\
          - Throughput is a phase's operations over its whole time: the time inside engine calls plus the time the engine then took to \
          finish the flushes and compactions the phase left behind (warm-up excluded; generating operations is never counted).\n\
-         - Memory: each trial ran in its own process under a memory cap of the scaled budget; peak memory from {}.\n",
+                  - Memory: each trial ran in its own process under a memory cap of the scaled budget; peak memory from {}.\n\
+         - Around each trial: {}.\n",
         header.dataset.name,
         header.dataset.description,
         header.seed,
         header.scale,
         ByteSize(header.scaled_budget()),
         header.scale_reason,
-        format!("{:?}", header.strategy).to_lowercase(),
+        header.strategy,
         header.space_name,
         search,
         header.confirm_top,
         header.confirm_repeats,
         if header.verify_note.is_empty() { "off" } else { &header.verify_note },
-        memory_source
+        memory_source,
+        header.quiet.describe()
     );
 }
 
 fn confirmation(md: &mut String, v: &Verdict) {
-    md.push_str(
-        "## Confirmation runs\n\n| candidate | ops/s median | 95% CI | ± | runs | vs defaults (paired) | 95% CI | p (Holm) | note | peak memory | disk |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|\n",
+    let _ = writeln!(
+        md,
+        "## Confirmation runs\n\n{} in {}; a change is of merit (positive is better).\n\n\
+         | candidate | median | 95% CI | ± | runs | vs defaults (paired) | 95% CI | p (Holm) | note | peak memory | disk |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|",
+        v.objective,
+        v.objective.unit()
     );
     for c in &v.contenders {
         let s = &c.summary;
@@ -356,9 +364,9 @@ fn confirmation(md: &mut String, v: &Verdict) {
             md,
             "| {} | {} | {} to {} | ±{:.0}% | {} | {change} | {ci} | {p} | {} | {} | {} |",
             c.label,
-            ops(s.median.point),
-            ops(s.median.low),
-            ops(s.median.high),
+            num(s.median.point),
+            num(s.median.low),
+            num(s.median.high),
             s.spread * 100.0,
             s.n,
             c.disqualified.as_deref().unwrap_or("").replace('|', "/"),

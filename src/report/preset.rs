@@ -15,6 +15,9 @@ pub struct Preset {
     pub kvtune_version: String,
     pub engine: String,
     pub dataset: String,
+    /// The dataset file, where the dataset is not built in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset_file: Option<std::path::PathBuf>,
     /// User data over the budget it was measured with, where not the dataset's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_ratio: Option<f64>,
@@ -45,10 +48,13 @@ pub struct Preset {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measured {
     pub runs: usize,
-    pub ops_per_sec_median: f64,
-    pub ops_per_sec_ci95: [f64; 2],
-    pub defaults_ops_per_sec_median: Option<f64>,
-    pub defaults_ops_per_sec_ci95: Option<[f64; 2]>,
+    /// What was measured (the study's objective) and its unit.
+    pub objective: String,
+    pub unit: String,
+    pub median: f64,
+    pub ci95: [f64; 2],
+    pub defaults_median: Option<f64>,
+    pub defaults_ci95: Option<[f64; 2]>,
     /// Paired change over the defaults run beside it (0.10 = 10% faster):
     /// the geometric mean of the rounds' ratios.
     pub gain: Option<f64>,
@@ -74,6 +80,7 @@ impl Preset {
             kvtune_version: env!("CARGO_PKG_VERSION").into(),
             engine: header.engine.clone(),
             dataset: header.dataset.name.clone(),
+            dataset_file: header.dataset.file.clone(),
             data_ratio: header.dataset.data_ratio,
             budget: ByteSize(header.full_budget).to_string(),
             budget_bytes: header.full_budget,
@@ -83,10 +90,12 @@ impl Preset {
             beats_defaults: verdict.beats_defaults,
             measured: Some(Measured {
                 runs: best.summary.n,
-                ops_per_sec_median: best.summary.median.point,
-                ops_per_sec_ci95: [best.summary.median.low, best.summary.median.high],
-                defaults_ops_per_sec_median: defaults.map(|d| d.summary.median.point),
-                defaults_ops_per_sec_ci95: defaults.map(|d| [d.summary.median.low, d.summary.median.high]),
+                objective: verdict.objective.to_string(),
+                unit: verdict.objective.unit().into(),
+                median: best.summary.median.point,
+                ci95: [best.summary.median.low, best.summary.median.high],
+                defaults_median: defaults.map(|d| d.summary.median.point),
+                defaults_ci95: defaults.map(|d| [d.summary.median.low, d.summary.median.high]),
                 gain: gain_source.map(|g| g.point),
                 gain_ci95: gain_source.map(|g| [g.low, g.high]),
                 p_value: if best.is_default { None } else { best.p_adjusted },
@@ -111,19 +120,21 @@ impl Preset {
              # [candidate] the same options as kvtune searched them (memory as shares of the budget);\n\
              # [rocksdb_as_measured] the values the measured runs ran with, at scale {}, where the\n\
              # figures in [measured] come from. Measure again, at any scale, with:\n\
-             #   kvtune bench --preset preset.toml --dataset {} --budget {}\n\n{body}",
+                          #   kvtune bench --preset preset.toml [--scale S]\n\n{body}",
             self.engine,
             self.dataset,
             self.budget,
             self.scale,
-            self.dataset,
-            self.budget.replace(' ', "")
         )
     }
 
     pub fn load(path: &Path) -> anyhow::Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("cannot read preset {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot read preset {} ({e}): give a preset.toml kvtune wrote, or `defaults`",
+                path.display()
+            )
+        })?;
         toml::from_str(&text).map_err(|e| anyhow::anyhow!("preset {} is not valid: {e}", path.display()))
     }
 }

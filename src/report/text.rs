@@ -93,18 +93,35 @@ pub fn answer(outcome: &StudyOutcome, out_dir: &Path) -> String {
     if let Some(resolution) = resolution(v) {
         let _ = writeln!(out, "  {resolution}");
     }
-    let _ = writeln!(
-        out,
-        "  peak memory {} of the scaled budget {}",
-        ByteSize(v.recommended().peak_memory),
-        ByteSize(header.scaled_budget())
-    );
+    if let Some(run) = outcome.representative(&v.recommended().label) {
+        let _ = writeln!(out, "  {}", budget_used(&run.measurement, header.scaled_budget()));
+    }
     let _ = writeln!(
         out,
         "  wrote {}/: preset.toml, OPTIONS, report.md, trials.csv, journal.jsonl",
         out_dir.display()
     );
     out
+}
+
+/// How much of the budget the engine's own memory took, and the page cache
+/// beside it (which fills whatever is left).
+pub fn budget_used(m: &crate::record::Measurement, budget: u64) -> String {
+    if m.peak_anon == 0 {
+        return format!(
+            "peak memory {} of the budget {} ({})",
+            ByteSize(m.peak_memory),
+            ByteSize(budget),
+            m.memory_source
+        );
+    }
+    format!(
+        "budget used {:.0}%: the engine process's own memory peaked at {} of the budget {}; the page cache filled what was left (peak {})",
+        m.peak_anon as f64 * 100.0 / budget as f64,
+        ByteSize(m.peak_anon),
+        ByteSize(budget),
+        ByteSize(m.peak_page_cache)
+    )
 }
 
 /// A figure in about four significant digits, thousands as k and millions as M.

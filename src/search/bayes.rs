@@ -27,8 +27,10 @@ const STARTS: usize = 4;
 const POLISH_ITERATIONS: u64 = 60;
 /// When the expected improvement stays below what a run can resolve for
 /// this many asks in a row, the model has nothing left worth a trial and the
-/// search stops.
+/// search stops; but not before it has made this many proposals of its own,
+/// since a model of a few points is too sure of itself.
 const STOP_AFTER: usize = 3;
+const MIN_PROPOSALS: usize = 20;
 /// What a run can resolve, in log units, before racing has measured it:
 /// 2%; measured, it stays between 1% and 10%.
 const RESOLVABLE: (f64, f64, f64) = (0.02, 0.01, 0.10);
@@ -39,8 +41,11 @@ pub struct BayesSampler {
     encoding: Encoding,
     objective: Objective,
     rng: StdRng,
-    /// Asks in a row whose best expected improvement was below `STOP_BELOW`.
+    /// Asks in a row whose best expected improvement was below what a run
+    /// can resolve.
     flat: usize,
+    /// Proposals the model has made.
+    proposed: usize,
 }
 
 /// The model's training data: each distinct candidate tried, its mean score
@@ -133,7 +138,7 @@ fn log_likelihood(inputs: &DMatrix<f64>, ys: &[f64], kernel: &Matern2, noise: f6
 
 impl BayesSampler {
     pub fn new(space: &Space, objective: Objective, rng: StdRng) -> Self {
-        BayesSampler { encoding: Encoding::new(space), objective, rng, flat: 0 }
+        BayesSampler { encoding: Encoding::new(space), objective, rng, flat: 0, proposed: 0 }
     }
 }
 
@@ -250,13 +255,19 @@ impl Sampler for BayesSampler {
             found.iter().take(STARTS).map(|(_, x)| polish(&acquisition, x)).collect();
         found.extend(polished.into_iter().map(|x| (acquisition.ei(&x), x)));
         found.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let (ei, x) = found.into_iter().find(|(_, x)| !seen(history, &self.encoding.decode(space, x)))?;
+        let Some((ei, x)) = found.into_iter().find(|(_, x)| !seen(history, &self.encoding.decode(space, x)))
+        else {
+            // Every promising point was tried: a random untried one.
+            let candidate = (0..100).map(|_| space.sample(&mut self.rng)).find(|c| !seen(history, c))?;
+            return Some(Proposal { candidate, origin: "random".into() });
+        };
         // The improvement in score units (log of the objective), against the
         // noise of one run as racing measured it.
         self.flat = if ei * sd < resolvable(history, &self.objective) { self.flat + 1 } else { 0 };
-        if self.flat >= STOP_AFTER {
+        if self.flat >= STOP_AFTER && self.proposed >= MIN_PROPOSALS {
             return None;
         }
+        self.proposed += 1;
         Some(Proposal { candidate: self.encoding.decode(space, &x), origin: "model".into() })
     }
 }

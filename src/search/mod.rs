@@ -43,20 +43,7 @@ pub trait Sampler {
     fn tell(&mut self, _trial: &TrialRecord) {}
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Strategy {
-    /// Bayesian optimisation: a Gaussian process over the encoded space with a
-    /// fitted noise term, expected improvement maximised from several starts.
-    Bayes,
-    /// Tree-structured Parzen estimators, one per parameter (Optuna's default).
-    Tpe,
-    /// Candidates drawn uniformly (log-uniformly where the space says so).
-    Random,
-    /// Every combination of the grid levels in the space file (shuffled when
-    /// there are more than --trials).
-    Grid,
-}
+pub use crate::outcome::Strategy;
 
 /// Points of the space-filling design the models start from.
 pub const SOBOL_POINTS: usize = 6;

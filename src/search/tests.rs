@@ -174,27 +174,3 @@ fn the_models_find_more_than_random_in_the_same_trials() {
     assert!(bayes > random, "bayes {bayes:.0} vs random {random:.0}");
     assert!(bayes > 900.0, "bayes found only {bayes:.0} of 1000");
 }
-
-#[test]
-#[ignore]
-fn print_strategy_curves() {
-    for strategy in [Strategy::Random, Strategy::Bayes, Strategy::Tpe] {
-        let row: Vec<String> =
-            [10, 20, 30, 40].iter().map(|n| format!("{:.0}", median_best(strategy, *n))).collect();
-        println!("{strategy:?}: {}", row.join(" "));
-    }
-}
-
-#[test]
-#[ignore]
-fn print_bayes_run() {
-    let (history, origins) = run(Strategy::Bayes, 3, 30);
-    for (t, o) in history.iter().zip(origins) {
-        println!("{o:10} {:6.0} {:?}", t.measurement.ops_per_sec, t.candidate);
-    }
-    let space = space();
-    let enc = Encoding::new(&space);
-    let obs = bayes::Observations::gather(&space, &enc, &history, &Objective::Throughput);
-    let (model, mean, sd) = obs.fit().unwrap();
-    println!("noise {} kernel {:?} prior mean {mean} sd {sd}", model.noise, model.kernel);
-}

@@ -19,6 +19,8 @@ pub struct TpeSampler {
     optimisers: Vec<TpeOptimizer<DefaultEstimatorBuilder>>,
     objective: Objective,
     rng: StdRng,
+    /// For a random candidate where the estimators only repeat themselves.
+    fallback: rand::rngs::StdRng,
     /// Scores told so far, for the penalty of a failed trial.
     worst: Option<f64>,
     /// Failed trials' points waiting for a success to set the penalty by.
@@ -33,6 +35,7 @@ impl TpeSampler {
     /// TPE optimisers for `space`, drawing from a generator seeded with `seed`.
     pub fn new(space: &Space, objective: Objective, seed: u64) -> Self {
         let rng = StdRng::seed_from_u64(seed);
+        let fallback = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed ^ 0xFA11);
         let optimisers = space
             .params
             .iter()
@@ -44,7 +47,15 @@ impl TpeSampler {
                 _ => TpeOptimizer::new(tpe::parzen_estimator(), tpe::range(0.0, 1.0).expect("a valid range")),
             })
             .collect();
-        TpeSampler { optimisers, objective, rng, worst: None, pending: vec![], space: space.clone() }
+        TpeSampler {
+            optimisers,
+            objective,
+            rng,
+            fallback,
+            worst: None,
+            pending: vec![],
+            space: space.clone(),
+        }
     }
 
     /// Each parameter's value in the optimiser's terms.
@@ -89,7 +100,9 @@ impl Sampler for TpeSampler {
                 return Some(Proposal { candidate, origin: "tpe".into() });
             }
         }
-        None
+        // The estimators keep proposing what was tried: a random untried one.
+        let candidate = (0..100).map(|_| space.sample(&mut self.fallback)).find(|c| !seen(history, c))?;
+        Some(Proposal { candidate, origin: "random".into() })
     }
 
     fn tell(&mut self, trial: &TrialRecord) {

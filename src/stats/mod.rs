@@ -64,27 +64,6 @@ pub fn summarize(values: &[f64], seed: u64) -> Summary {
     Summary { n: values.len(), median: percentile_interval(estimates, point), min, max, spread }
 }
 
-/// Each named series summarised, as `kvtune bench` prints them.
-pub fn summarize_each(series: Vec<(String, Vec<f64>)>, seed: u64) -> Vec<(String, Summary)> {
-    series.into_iter().map(|(name, values)| (name, summarize(&values, seed))).collect()
-}
-
-/// The relative change of median(`new`) over median(`old`) (0.25 = 25% more),
-/// with a bootstrap 95% interval resampling both sides.
-pub fn relative_change(new: &[f64], old: &[f64], seed: u64) -> Estimate {
-    let point = median(new) / median(old) - 1.0;
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut scratch = Vec::new();
-    let estimates = (0..RESAMPLES)
-        .map(|_| {
-            let a = resample_median(new, &mut rng, &mut scratch);
-            let b = resample_median(old, &mut rng, &mut scratch);
-            a / b - 1.0
-        })
-        .collect();
-    percentile_interval(estimates, point)
-}
-
 /// Two-sided Mann-Whitney U test p value, for unpaired samples: exact (by
 /// counting the orderings) for small samples without ties, normal
 /// approximation with tie correction otherwise. Written here because statrs
@@ -230,6 +209,43 @@ pub fn min_detectable_change(sd_log_ratio: f64, n: usize, alpha: f64) -> Option<
     Some((z * sd_log_ratio / (n as f64).sqrt()).exp() - 1.0)
 }
 
+/// Spearman's rank correlation of paired values (average ranks for ties);
+/// `None` with fewer than three pairs or no spread.
+pub fn spearman(pairs: &[(f64, f64)]) -> Option<f64> {
+    if pairs.len() < 3 {
+        return None;
+    }
+    let ranks = |values: Vec<f64>| -> Vec<f64> {
+        let mut order: Vec<usize> = (0..values.len()).collect();
+        order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+        let mut ranks = vec![0.0; values.len()];
+        let mut i = 0;
+        while i < order.len() {
+            let mut j = i;
+            while j + 1 < order.len() && values[order[j + 1]] == values[order[i]] {
+                j += 1;
+            }
+            for &k in &order[i..=j] {
+                ranks[k] = (i + j) as f64 / 2.0 + 1.0;
+            }
+            i = j + 1;
+        }
+        ranks
+    };
+    let a = ranks(pairs.iter().map(|p| p.0).collect());
+    let b = ranks(pairs.iter().map(|p| p.1).collect());
+    pearson(&a, &b)
+}
+
+fn pearson(a: &[f64], b: &[f64]) -> Option<f64> {
+    let n = a.len() as f64;
+    let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
+    let cov: f64 = a.iter().zip(b).map(|(x, y)| (x - ma) * (y - mb)).sum();
+    let (va, vb): (f64, f64) =
+        (a.iter().map(|x| (x - ma).powi(2)).sum(), b.iter().map(|y| (y - mb).powi(2)).sum());
+    (va > 0.0 && vb > 0.0).then(|| cov / (va * vb).sqrt())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,11 +311,12 @@ mod tests {
     }
 
     #[test]
-    fn relative_change_finds_a_clear_gain() {
-        let old = [100.0, 102.0, 98.0, 101.0, 99.0];
-        let new = [120.0, 123.0, 118.0, 121.0, 119.0];
-        let change = relative_change(&new, &old, 3);
-        assert!((change.point - 0.2).abs() < 0.01);
-        assert!(change.low > 0.1 && change.high < 0.3, "{change:?}");
+    fn spearman_is_one_for_the_same_order_and_minus_one_for_the_reverse() {
+        let same = [(1.0, 10.0), (2.0, 30.0), (3.0, 31.0), (4.0, 100.0)];
+        assert!((spearman(&same).unwrap() - 1.0).abs() < 1e-12);
+        let reverse: Vec<(f64, f64)> = same.iter().map(|(a, b)| (*a, -b)).collect();
+        assert!((spearman(&reverse).unwrap() + 1.0).abs() < 1e-12);
+        assert!(spearman(&same[..2]).is_none());
+        assert!(spearman(&[(1.0, 1.0), (2.0, 1.0), (3.0, 1.0)]).is_none());
     }
 }

@@ -82,7 +82,8 @@ fn scan(path: &Path) -> anyhow::Result<(Vec<Entry>, u64)> {
                 entries.push(entry);
                 valid += line.len();
             }
-            _ if i + 1 == lines.len() => break,
+            // Only a last line without its newline can be torn by a crash.
+            _ if i + 1 == lines.len() && !complete => break,
             Err(e) => anyhow::bail!("journal {} line {}: {e}", path.display(), i + 1),
             Ok(_) => unreachable!("only the last line can lack its newline"),
         }

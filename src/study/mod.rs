@@ -66,8 +66,7 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
     let phase_names = header.dataset.workload(header.scaled_budget()).phase_names();
     // With a time limit the number of search trials is not known up front,
     // so the bar counts seconds of the limit instead of trials.
-    let verify_runs = if header.verify_scale.is_some() { header.confirm_top + 1 } else { 0 };
-    let planned = header.trials + (header.confirm_top + 1) * header.confirm_repeats + verify_runs;
+    let planned = header.trials + header.confirm_runs() + header.verify_runs();
     let (length, unit) = match header.time_budget_secs {
         Some(limit) => (limit as usize, "s of the time limit"),
         None => (planned, "trials"),
@@ -166,24 +165,38 @@ impl Running<'_> {
         &self.header.objectives[0]
     }
 
+    /// The search: proposals run one by one, each raced against the
+    /// incumbent if it comes within reach, until the trials, the time or the
+    /// sampler run out. A resumed study picks up where the journal ends.
     fn search(&mut self, mut sampler: Box<dyn Sampler>) -> anyhow::Result<()> {
-        let header = self.header;
-        // A resumed study first replays its sampler over the recorded
-        // trials with the asks and tells a live run made (the defaults run
-        // without an ask; racing runs are seen in the history, not told),
-        // so it goes on exactly as an uninterrupted one would.
+        if self.trials.iter().any(|t| t.stage == Stage::Confirm) {
+            return Ok(()); // the search had ended before the interruption
+        }
+        self.replay_sampler(sampler.as_mut());
+        if let Some(last) = self.trials.iter().rev().find(|t| t.stage == Stage::Search).cloned() {
+            self.race(&last)?; // a race an interruption cut short
+        }
+        self.search_loop(sampler)
+    }
+
+    /// A resumed study replays its sampler over the recorded trials with the
+    /// asks and tells a live run made (the defaults run without an ask;
+    /// racing runs are seen in the history, not told), so it goes on
+    /// exactly as an uninterrupted one would.
+    fn replay_sampler(&self, sampler: &mut dyn Sampler) {
         for (i, t) in self.trials.iter().enumerate().filter(|(_, t)| t.stage == Stage::Search) {
             if !t.is_default {
                 let _ = sampler.ask(self.space, &self.trials[..i]);
             }
             sampler.tell(t);
         }
-        // ... and finishes a race an interruption cut short.
-        if let Some(last) = self.trials.iter().rev().find(|t| t.stage == Stage::Search).cloned() {
-            self.race(&last)?;
-        }
-        let mut ran = self.trials.iter().filter(|t| t.stage == Stage::Search && t.measurement.ran()).count();
-        let mut rejected_in_a_row = 0;
+    }
+
+    fn search_loop(&mut self, mut sampler: Box<dyn Sampler>) -> anyhow::Result<()> {
+        let header = self.header;
+        let search: Vec<&TrialRecord> = self.trials.iter().filter(|t| t.stage == Stage::Search).collect();
+        let mut ran = search.iter().filter(|t| t.measurement.ran()).count();
+        let mut rejected_in_a_row = search.iter().rev().take_while(|t| !t.measurement.ran()).count();
         while ran < header.trials && rejected_in_a_row < MAX_REJECTIONS_IN_A_ROW && !self.out_of_time() {
             let defaults_tried = self.trials.iter().any(|t| t.is_default);
             let (candidate, is_default, origin) = if !defaults_tried {
@@ -288,7 +301,6 @@ impl Running<'_> {
         let Some(limit) = self.header.time_budget_secs else {
             return false;
         };
-        let spent: f64 = self.trials.iter().map(|t| t.measurement.wall_secs).sum();
         let walls: Vec<f64> = self
             .trials
             .iter()
@@ -299,18 +311,19 @@ impl Running<'_> {
             return false;
         }
         let typical = crate::stats::median(&walls);
-        let confirm = ((self.header.confirm_top + 1) * self.header.confirm_repeats) as f64 * typical;
-        let verify = if self.header.verify_scale.is_some() {
-            // A run at k times the scale takes about k times as long.
-            let k = self
-                .header
-                .verify_scale
-                .map_or(1.0, |s| (1u64 << self.header.scale.shift.saturating_sub(s.shift)) as f64);
-            (self.header.confirm_top + 1) as f64 * typical * k
-        } else {
-            0.0
-        };
-        spent + typical + confirm + verify > limit
+        // A run at k times the scale takes about k times as long.
+        let k = self
+            .header
+            .verify_scale
+            .map_or(1.0, |s| (1u64 << self.header.scale.shift.saturating_sub(s.shift)) as f64);
+        let confirm = self.header.confirm_runs() as f64 * typical;
+        let verify = self.header.verify_runs() as f64 * typical * k;
+        self.spent() + typical + confirm + verify > limit
+    }
+
+    /// Seconds the study's trials took so far.
+    fn spent(&self) -> f64 {
+        self.trials.iter().map(|t| t.measurement.wall_secs).sum()
     }
 
     /// PRUNE_FACTOR times the defaults' wall time, once they have run.
@@ -536,9 +549,8 @@ impl Running<'_> {
     /// Under a time limit: the seconds the trials took so far, of the limit.
     fn show_time_spent(&self) {
         if let Some(limit) = self.header.time_budget_secs {
-            let spent: f64 = self.trials.iter().map(|t| t.measurement.wall_secs).sum();
-            self.progress.set_length(limit.max(spent) as u64);
-            self.progress.set_position(spent as u64);
+            self.progress.set_length(limit.max(self.spent()) as u64);
+            self.progress.set_position(self.spent() as u64);
         }
     }
 
@@ -555,13 +567,14 @@ impl Running<'_> {
         let m = &t.measurement;
         let line = match m.status {
             Status::Ok => format!(
-                "{:7} trial {:>3} {:9} {:>10.0} ops/s  {:5.1} s  peak {}",
+                "{:7} trial {:>3} {:9} {:>10.0} ops/s  {:5.1} s  memory {}  {}",
                 t.stage.to_string(),
                 t.number,
                 t.label,
                 m.ops_per_sec,
                 m.wall_secs,
-                ByteSize(m.peak_memory)
+                ByteSize(if m.peak_anon > 0 { m.peak_anon } else { m.peak_memory }),
+                t.origin
             ),
             _ => format!(
                 "{:7} trial {:>3} {:9} {}: {}",

@@ -47,6 +47,7 @@ fn header(trials: usize, confirm_top: usize, confirm_repeats: usize) -> StudyHea
         trials,
         time_budget_secs: None,
         racing: false,
+        quiet: Default::default(),
         confirm_top,
         confirm_repeats,
         verify_scale: None,

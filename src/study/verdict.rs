@@ -91,23 +91,30 @@ pub fn judge(runs: &[TrialRecord], objective: &Objective, seed: u64) -> Option<V
     for (&i, adjusted) in tested.iter().zip(holm(&p)) {
         contenders[i].p_adjusted = Some(adjusted);
     }
-    // Best first, by the objective's direction.
+    // Best first, by the objective's direction; a contender that never
+    // completed a run last.
     let sign = if objective.better() == Better::Lower { -1.0 } else { 1.0 };
-    contenders.sort_by(|a, b| (sign * b.summary.median.point).total_cmp(&(sign * a.summary.median.point)));
+    let rank =
+        |c: &Contender| if c.runs.is_empty() { f64::NEG_INFINITY } else { sign * c.summary.median.point };
+    contenders.sort_by(|a, b| rank(b).total_cmp(&rank(a)));
     let winner = contenders
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.disqualified.is_none() && c.p_adjusted.is_some_and(|p| p < ALPHA))
-        .filter_map(|(i, c)| Some((i, c.paired?.change.point)))
-        .filter(|(_, gain)| *gain > 0.0)
+        .filter_map(|(i, c)| Some((i, c.significant_gain()?)))
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(i, _)| i);
-    let fallback = contenders.iter().position(|c| c.is_default && !c.runs.is_empty()).unwrap_or(0);
+    // Without a significant winner: the defaults; where they never completed
+    // a run, the best contender that never failed; else nothing to recommend.
+    let fallback = contenders
+        .iter()
+        .position(|c| c.is_default && !c.runs.is_empty())
+        .or_else(|| contenders.iter().position(|c| !c.runs.is_empty() && c.disqualified.is_none()));
+    let recommended = winner.or(fallback)?;
     let sds: Vec<f64> = contenders.iter().filter_map(|c| Some(c.paired?.sd_log_ratio)).collect();
     let rounds = contenders.iter().filter_map(|c| Some(c.paired?.n)).max().unwrap_or(0);
     Some(Verdict {
         objective: objective.clone(),
-        recommended: winner.unwrap_or(fallback),
+        recommended,
         beats_defaults: winner.is_some(),
         min_detectable_change: min_detectable_change(
             median(&sds),

@@ -13,6 +13,7 @@ use super::interrupt::{interrupted, Interrupted};
 use super::workdir::sweep_stale;
 use super::worker::WorkerReport;
 use super::{Quiet, TrialRunner, TrialSpec};
+use crate::budget::GIB;
 use crate::record::{overall_ops_per_sec, CpuUse, Measurement, Status};
 
 /// Runs trials in child processes.
@@ -22,7 +23,8 @@ pub struct ChildRunner {
     pub exe: PathBuf,
     /// Where database directories are made (a real disk, not tmpfs).
     pub workdir: PathBuf,
-    /// A trial running longer than this is stopped and recorded as failed.
+    /// A trial running longer than this per GiB of its budget (at least
+    /// this long) is stopped and recorded as failed.
     pub timeout: Duration,
     /// What is done around each trial to cut noise.
     pub quiet: Quiet,
@@ -120,14 +122,16 @@ impl TrialRunner for ChildRunner {
             }
             text
         });
-        let limit = prune_after.map_or(self.timeout, |p| p.min(self.timeout));
+        // The time limit grows with the data: it is per GiB of budget.
+        let timeout = self.timeout.mul_f64((spec.budget as f64 / GIB as f64).max(1.0));
+        let limit = prune_after.map_or(timeout, |p| p.min(timeout));
         let cpu_before = cpu_times();
         let watched = watch(&child, limit, group.as_ref())?;
         let wall_secs = started.elapsed().as_secs_f64();
         let stderr = stderr_reader.join().unwrap_or_default();
         let mut measurement = match watched.status {
             Some(status) => classify(status, &report_path, &stderr, group.as_ref(), wall_secs),
-            None if limit < self.timeout => Measurement::not_run(
+                        None if limit < timeout => Measurement::not_run(
                 Status::Pruned,
                 format!(
                     "stopped after {:.0} s, several times the defaults' time: it cannot be among the best",
@@ -136,7 +140,11 @@ impl TrialRunner for ChildRunner {
             ),
             None => Measurement::not_run(
                 Status::Failed,
-                format!("stopped after {:.0} s, the trial time limit", limit.as_secs_f64()),
+                                format!(
+                    "stopped after {:.0} s, the trial time limit ({:.0} s per GiB of budget; --trial-timeout raises it)",
+                    limit.as_secs_f64(),
+                    self.timeout.as_secs_f64()
+                ),
             ),
         };
         measurement.wall_secs = wall_secs;
@@ -144,9 +152,14 @@ impl TrialRunner for ChildRunner {
         measurement.peak_anon = watched.peak_anon;
         measurement.peak_page_cache = watched.peak_page_cache;
         measurement.steal_share = steal_share(cpu_before, cpu_times());
-        if let Some(peak) = group.as_ref().and_then(|g| g.peak()) {
-            measurement.peak_memory = peak;
-            measurement.memory_source = group.as_ref().map_or("", |g| g.describe()).into();
+        if let Some(group) = &group {
+            // A kernel without a peak file: the sampled peaks, summed.
+            let sampled = watched.peak_anon + watched.peak_page_cache;
+            measurement.peak_memory = group.peak().unwrap_or(sampled);
+            measurement.memory_source = match group.peak() {
+                Some(_) => group.describe().into(),
+                None => "the cgroup's memory.stat, sampled every 100 ms (this kernel keeps no peak)".into(),
+            };
         }
         Ok(measurement)
     }
@@ -203,7 +216,15 @@ fn reap(pid: libc::pid_t, block: bool) -> anyhow::Result<Option<(ExitStatus, Cpu
     // SAFETY: a zeroed rusage is valid; wait4 only writes to it and to status.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let flags = if block { 0 } else { libc::WNOHANG };
-    let reaped = unsafe { libc::wait4(pid, &mut status, flags, &mut usage) };
+    let reaped = loop {
+        let reaped = unsafe { libc::wait4(pid, &mut status, flags, &mut usage) };
+        // A signal (Ctrl-C) interrupting a blocking wait: wait again, the
+        // child is being killed.
+        if reaped == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        break reaped;
+    };
     if reaped == 0 {
         return Ok(None);
     }

@@ -100,12 +100,27 @@ pub fn attempt(
     label: &str,
     prune_after: Option<Duration>,
 ) -> anyhow::Result<Attempt> {
-    let resolved = request.engine.resolve(request.candidate, request.budget)?;
-    request.engine.check_dataset(&resolved.candidate, request.dataset)?;
+    // A candidate the engine refuses is a recorded result, not the end of
+    // the study.
+    let resolved = match request.engine.resolve(request.candidate, request.budget) {
+        Ok(resolved) => resolved,
+        Err(why) => {
+            return Ok(Attempt {
+                candidate: request.candidate.clone(),
+                options: OptionSet::new(),
+                adjusted: vec![],
+                measurement: Measurement::not_run(Status::Rejected, format!("the engine refuses it: {why}")),
+            })
+        }
+    };
     let shape = request.dataset.workload(request.budget).shape();
-    let measurement = match resolved.memory.misfit(shape, request.budget) {
-        Some(why) => Measurement::not_run(Status::Rejected, format!("rejected before running: {why}")),
-        None => {
+    let refused = request.engine.check_dataset(&resolved.candidate, request.dataset).err();
+    let measurement = match (refused, resolved.memory.misfit(shape, request.budget)) {
+        (Some(why), _) => Measurement::not_run(Status::Rejected, format!("not for this dataset: {why}")),
+        (None, Some(why)) => {
+            Measurement::not_run(Status::Rejected, format!("rejected before running: {why}"))
+        }
+        (None, None) => {
             let spec = TrialSpec {
                 engine: request.engine.name().to_string(),
                 candidate: resolved.candidate.clone(),

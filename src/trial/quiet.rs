@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 /// Settings that quiet the machine around a trial.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Quiet {
     /// CPUs the trial process (all its threads) may run on; `None`: any.
     pub cpus: Option<Vec<usize>>,
