@@ -40,7 +40,7 @@ fn main() {
     for (i, (mut phase, file)) in
         traces.workload(BUDGET).phases(1).into_iter().zip(&exported.phases).enumerate()
     {
-                // Everything counted, and timed as db_bench times its replay: the
+        // Everything counted, and timed as db_bench times its replay: the
         // whole phase, reading the trace included, but not the wait for
         // compactions kvtune bills after the last call.
         phase.warmup_ops = 0;
@@ -52,7 +52,7 @@ fn main() {
             .arg("--benchmarks=replay")
             .arg(format!("--trace_file={}", file.file.display()))
             .arg(format!("--db={}", db.display()))
-                        .arg("--num_column_families=2")
+            .arg("--num_column_families=2")
             // As fast as it can, not at the trace's recorded pace.
             .arg("--trace_replay_fast_forward=1000000")
             .arg(format!("--use_existing_db={}", (i > 0) as u8))
@@ -74,7 +74,7 @@ fn main() {
             .unwrap_or_else(|| {
                 panic!("no replay time in db_bench's output: {text}{}", String::from_utf8_lossy(&run.stderr))
             });
-                let kvtune = result.ops as f64 / wall;
+        let kvtune = result.ops as f64 / wall;
         let reference = ops as f64 / secs;
         println!("{:<10} {ops:>9} {kvtune:>16.0} {reference:>16.0} {:>7.2}", phase.name, kvtune / reference);
     }

@@ -119,7 +119,7 @@ fn driver_against_minimal_loop(work: &std::path::Path) {
             source: Box::new(Recorded { batches: batches.clone().into_iter(), corpus: corpus.clone() }),
             warmup_ops: 0,
         };
-                // The driver's whole phase but the wait for compactions it bills
+        // The driver's whole phase but the wait for compactions it bills
         // after the last call; the bare loop then waits the same way,
         // untimed, so both start each phase from a settled database.
         let start = Instant::now();
@@ -131,7 +131,7 @@ fn driver_against_minimal_loop(work: &std::path::Path) {
         db.wait_for_compact(&rocksdb::WaitForCompactOptions::default()).expect("settle");
         println!("{name:<10} {driver:>14.2} {bare:>14.2} {:>7.2}", bare / driver);
     }
-        println!("(ratio: the minimal loop's time over the driver's, i.e. the driver's rate relative to it; both without the wait for compactions after the last call)");
+    println!("(ratio: the minimal loop's time over the driver's, i.e. the driver's rate relative to it; both without the wait for compactions after the last call)");
 }
 
 /// The ops applied with nothing around them.

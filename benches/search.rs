@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use kvtune::engine::{rocksdb::RocksDb, Engine};
-use kvtune::record::{Measurement, Objective, Stage, Status, TrialRecord};
+use kvtune::record::{Measurement, Objective, Status, TrialRecord};
 use kvtune::search::{BayesSampler, Sampler, Strategy};
 use kvtune::space::{Candidate, Space, Value};
 use rand::rngs::StdRng;
@@ -48,19 +48,7 @@ fn record(number: usize, candidate: Candidate, ops: Option<f64>) -> TrialRecord 
         Some(ops) => Measurement { ops_per_sec: ops, ..Measurement::not_run(Status::Ok, String::new()) },
         None => Measurement::not_run(Status::Failed, "no run in the table".into()),
     };
-    TrialRecord {
-        number,
-        stage: Stage::Search,
-        label: format!("#{number}"),
-        is_default: false,
-        origin: String::new(),
-        round: None,
-        candidate,
-        options: Default::default(),
-        adjusted: vec![],
-        budget: 0,
-        measurement,
-    }
+    TrialRecord::replayed(number, candidate, measurement)
 }
 
 fn mean(v: &[f64]) -> f64 {

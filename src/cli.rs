@@ -220,10 +220,9 @@ pub struct CompareArgs {
     pub common: Common,
 }
 
+/// How a dataset is sized and seeded when it is described or exported.
 #[derive(Debug, Clone, Args)]
-pub struct DatasetsArgs {
-    /// A built-in dataset or a dataset file to describe; none lists the built-in ones.
-    pub name: Option<String>,
+pub struct Sizing {
     /// The budget to size it for.
     #[arg(long, value_name = "SIZE", default_value = "1G")]
     pub budget: ByteSize,
@@ -236,6 +235,21 @@ pub struct DatasetsArgs {
     /// Seed of the generator.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
+}
+
+impl Sizing {
+    /// The budget after the scale.
+    pub fn budget(&self) -> u64 {
+        self.scale.map_or(self.budget.0, |s| s.apply(self.budget.0))
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DatasetsArgs {
+    /// A built-in dataset or a dataset file to describe; none lists the built-in ones.
+    pub name: Option<String>,
+    #[command(flatten)]
+    pub sizing: Sizing,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -280,18 +294,8 @@ pub struct ExportArgs {
     /// The dataset .toml to write; the phase files go beside it as NAME.PHASE.trace|csv|jsonl.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
-    /// The budget to generate it for.
-    #[arg(long, value_name = "SIZE", default_value = "1G")]
-    pub budget: ByteSize,
-    /// Scale applied to the budget, as a study would.
-    #[arg(long, value_name = "S")]
-    pub scale: Option<Scale>,
-    /// Data over budget to generate, instead of the modelled system's own.
-    #[arg(long, value_name = "R")]
-    pub data_ratio: Option<f64>,
-    /// Seed of the generator.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub seed: u64,
+    #[command(flatten)]
+    pub sizing: Sizing,
 }
 
 #[derive(Debug, Clone, Args)]

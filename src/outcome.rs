@@ -93,17 +93,36 @@ pub struct StudyHeader {
     pub verify_scale: Option<Scale>,
     #[serde(default)]
     pub verify_note: String,
+    /// The engine as it ships, confirmed beside the contenders for reference.
+    #[serde(default)]
+    pub baseline: Option<Baseline>,
     pub seed: u64,
 }
+
+/// The engine's defaults as it ships them (RocksDB: a 32 MiB block cache
+/// whatever the budget): the baseline published tuners quote. It runs in
+/// the confirmation rounds for reference and is never recommended: it is
+/// not a candidate of the search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    pub label: String,
+    pub candidate: Candidate,
+    /// How it differs from the defaults fitted to the budget, in words.
+    pub description: String,
+}
+
+/// The origin recorded on the baseline's runs.
+pub const BASELINE_ORIGIN: &str = "baseline";
 
 impl StudyHeader {
     pub fn scaled_budget(&self) -> u64 {
         self.scale.apply(self.full_budget)
     }
 
-    /// Runs of the confirmation: every contender and the defaults, each round.
+    /// Runs of the confirmation: every contender, the defaults and the
+    /// baseline, each round.
     pub fn confirm_runs(&self) -> usize {
-        (self.confirm_top + 1) * self.confirm_repeats
+        (self.confirm_top + 1 + usize::from(self.baseline.is_some())) * self.confirm_repeats
     }
 
     /// Runs at the larger scale: every contender and the defaults, once.
@@ -138,6 +157,9 @@ pub struct Contender {
     pub p_adjusted: Option<f64>,
     /// Why it cannot be recommended whatever it measured (a failed run).
     pub disqualified: Option<String>,
+    /// The engine as it ships, run for reference: no p value, never recommended.
+    #[serde(default)]
+    pub is_baseline: bool,
 }
 
 impl Contender {
@@ -163,6 +185,10 @@ pub struct Verdict {
     /// The smallest gain the confirmation rounds could show on this machine
     /// (80% power, Holm-corrected significance), from the pairs' own noise.
     pub min_detectable_change: Option<f64>,
+    /// The recommendation against the baseline run beside it, round by
+    /// round (one comparison, so uncorrected); `None` without a baseline.
+    #[serde(default)]
+    pub over_baseline: Option<PairedChange>,
 }
 
 impl Verdict {
@@ -173,6 +199,11 @@ impl Verdict {
     /// The defaults, if they completed any confirmation run.
     pub fn defaults(&self) -> Option<&Contender> {
         self.contenders.iter().find(|c| c.is_default && !c.runs.is_empty())
+    }
+
+    /// The baseline, if it ran in the confirmation.
+    pub fn baseline(&self) -> Option<&Contender> {
+        self.contenders.iter().find(|c| c.is_baseline)
     }
 }
 

@@ -430,6 +430,26 @@ pub struct TrialRecord {
     pub measurement: Measurement,
 }
 
+impl TrialRecord {
+    /// A search trial known only by its candidate and measurement: recorded
+    /// or scripted results replayed against a strategy.
+    pub fn replayed(number: usize, candidate: Candidate, measurement: Measurement) -> Self {
+        TrialRecord {
+            number,
+            stage: Stage::Search,
+            label: format!("#{number}"),
+            is_default: false,
+            origin: String::new(),
+            round: None,
+            candidate,
+            options: OptionSet::default(),
+            adjusted: vec![],
+            budget: 0,
+            measurement,
+        }
+    }
+}
+
 /// What a study maximises, read from a run's measurement. Throughput-like
 /// objectives are better higher, the others lower; the score kvtune
 /// compares is the log of the value, negated where lower is better, so a

@@ -12,16 +12,16 @@ use crate::dataset::Dataset;
 pub fn dataset(args: DatasetArgs) -> anyhow::Result<()> {
     let DatasetCommand::Export(args) = args.command;
     let mut dataset = Dataset::find(&args.name)?;
-    if let Some(ratio) = args.data_ratio {
+    if let Some(ratio) = args.sizing.data_ratio {
         dataset = dataset.with_data_ratio(ratio)?;
     }
-    let budget = args.scale.map_or(args.budget.0, |s| s.apply(args.budget.0));
-    let exported = export(&dataset, budget, args.seed, args.format, &args.out)?;
+    let budget = args.sizing.budget();
+    let exported = export(&dataset, budget, args.sizing.seed, args.format, &args.out)?;
     let mut out = format!(
         "{} at a budget of {} (seed {}) written as {} traces:\n",
         dataset.name,
         ByteSize(budget),
-        args.seed,
+        args.sizing.seed,
         args.format
     );
     for phase in &exported.phases {

@@ -9,15 +9,15 @@ use crate::dataset::ops::{Batch, OpKind, Tally};
 use crate::dataset::{Dataset, BUILT_IN};
 
 pub fn datasets(args: DatasetsArgs) -> anyhow::Result<()> {
-    let budget = args.scale.map_or(args.budget.0, |s| s.apply(args.budget.0));
+    let budget = args.sizing.budget();
     let text = match &args.name {
         None => list(budget)?,
         Some(name) => {
             let mut dataset = Dataset::find(name)?;
-            if let Some(ratio) = args.data_ratio {
+            if let Some(ratio) = args.sizing.data_ratio {
                 dataset = dataset.with_data_ratio(ratio)?;
             }
-            describe(&dataset, budget, args.seed)?
+            describe(&dataset, budget, args.sizing.seed)?
         }
     };
     print!("{text}");

@@ -9,7 +9,7 @@ use crate::budget::ByteSize;
 use crate::cli::{Common, TuneArgs};
 use crate::dataset::Dataset;
 use crate::engine::{self, Engine};
-use crate::outcome::StudyHeader;
+use crate::outcome::{Baseline, StudyHeader};
 use crate::record::Objective;
 use crate::record::TrialRecord;
 use crate::report::text;
@@ -63,6 +63,11 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
         confirm_repeats: args.confirm_repeats,
         verify_scale,
         verify_note,
+        baseline: engine.shipped_defaults(full_budget).map(|(candidate, description)| Baseline {
+            label: format!("stock-{}", engine.name()),
+            candidate,
+            description,
+        }),
         seed: args.common.seed,
     };
     run_study(header, None, space, out_dir, engine, runner, args.common.json)

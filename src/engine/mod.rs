@@ -138,6 +138,12 @@ pub trait Engine: Sync {
     fn params(&self) -> Vec<ParamDoc>;
     /// The engine's defaults fitted to a (full) budget of `budget` bytes.
     fn defaults(&self, budget: u64) -> Candidate;
+    /// The engine's defaults as it ships them, at a (full) budget of
+    /// `budget` bytes, and how they differ from the fitted ones in words;
+    /// `None` where they are the same.
+    fn shipped_defaults(&self, _budget: u64) -> Option<(Candidate, String)> {
+        None
+    }
     /// What `candidate` runs as at `budget` bytes; parameters it leaves out
     /// take the defaults fitted to that budget.
     fn resolve(&self, candidate: &Candidate, budget: u64) -> Result<Resolved, EngineError>;

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::text::{budget_used, headline, num, ops, pct, resolution};
+use super::text::{budget_used, headline, holds, num, ops, pct, resolution, versus_baseline};
 use crate::budget::ByteSize;
 use crate::outcome::{StudyOutcome, Transfer, Verdict};
 use crate::record::{Measurement, Objective, Stage, TrialRecord};
@@ -60,7 +60,9 @@ fn answer(md: &mut String, outcome: &StudyOutcome, v: &Verdict) {
     }
     let _ = writeln!(md, "**{}**\n", headline(v));
     if !v.beats_defaults {
-        if let Some(close) = v.contenders.iter().find(|c| !c.is_default && c.paired.is_some()) {
+        if let Some(close) =
+            v.contenders.iter().find(|c| !c.is_default && !c.is_baseline && c.paired.is_some())
+        {
             let paired = close.paired.expect("filtered");
             let _ = writeln!(
                 md,
@@ -72,6 +74,9 @@ fn answer(md: &mut String, outcome: &StudyOutcome, v: &Verdict) {
                 close.p_adjusted.unwrap_or(1.0)
             );
         }
+    }
+    if let Some(line) = versus_baseline(v, header) {
+        let _ = writeln!(md, "{line}\n");
     }
     for c in v.contenders.iter().filter(|c| c.disqualified.is_some()) {
         let _ =
@@ -231,12 +236,12 @@ fn transfer(md: &mut String, t: &Transfer, objective: &Objective) {
         );
     }
     let spearman = t.spearman.map_or("not enough runs".into(), |r| format!("{r:.2}"));
-    let still = match t.winner_still_wins {
-        Some(true) => "the recommendation still beats the defaults there",
-        Some(false) => "**the recommendation does not beat the defaults there**: treat the gain with care",
-        None => "no candidate was recommended over the defaults",
-    };
-    let _ = writeln!(md, "\nRank agreement (Spearman) {spearman}; {still}. One run a side at the larger scale: a check, not a verdict.\n");
+    let _ = writeln!(
+        md,
+        "\nRank agreement (Spearman) {spearman}; {}. One run a side at the larger scale: a check, not a verdict, \
+         except that a candidate measuring below the defaults there by more than twice the run-to-run noise cannot be recommended.\n",
+        holds(t)
+    );
 }
 
 /// The search: where its candidates came from, how it progressed, what
@@ -286,7 +291,20 @@ fn search(md: &mut String, outcome: &StudyOutcome) {
     }
     md.push('\n');
     if !outcome.importances.is_empty() {
-        md.push_str("Which parameters mattered (share of the variation a model of every search trial explains, main effects):\n\n| parameter | importance |\n|---|---|\n");
+        let ran = search.iter().filter(|t| t.measurement.ok()).count();
+        let caveat = if ran < 10 * outcome.importances.len() {
+            format!(
+                " {ran} successful trials over {} parameters is few: read the order as a rough guide, and small shares as noise",
+                outcome.importances.len()
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            md,
+            "Which parameters mattered (share of the variation a model of every search trial explains, main effects).{caveat}\n\n\
+             | parameter | importance |\n|---|---|"
+        );
         for (name, share) in &outcome.importances {
             let _ = writeln!(md, "| `{name}` | {:.0}% |", share * 100.0);
         }
@@ -316,7 +334,7 @@ fn method(md: &mut String, outcome: &StudyOutcome) {
          - Workload: `{}` ({}), seed {}.\n\
          - Scale {}: budget {} and the dataset shrunk alike. {}\n\
          - Search: {} over `{}`, {} trials (the first is the defaults fitted to the budget).\n\
-         - Confirmation: the best {} candidates and the defaults in {} rounds, each round in a random order; each candidate is compared \
+         - Confirmation: the best {} candidates and the defaults{} in {} rounds, each round in a random order; each candidate is compared \
          with the defaults of its own round (a paired t-test on the log ratios, Holm-corrected across candidates). A candidate with a \
          failed run cannot be recommended.\n\
          - Larger scale: {}.\n\
@@ -334,6 +352,7 @@ fn method(md: &mut String, outcome: &StudyOutcome) {
         header.space_name,
         search,
         header.confirm_top,
+        header.baseline.as_ref().map(|b| format!(", with {} for reference", b.label)).unwrap_or_default(),
         header.confirm_repeats,
         if header.verify_note.is_empty() { "off" } else { &header.verify_note },
         memory_source,
@@ -352,24 +371,28 @@ fn confirmation(md: &mut String, v: &Verdict) {
     );
     for c in &v.contenders {
         let s = &c.summary;
-        let (change, ci, p) = match (c.paired, c.p_adjusted) {
-            (Some(x), Some(p)) => (
+        let (change, ci, p) = match c.paired {
+            Some(x) => (
                 pct(x.change.point),
                 format!("{} to {}", pct(x.change.low), pct(x.change.high)),
-                format!("{p:.3}"),
+                c.p_adjusted.map_or_else(|| format!("{:.3} uncorrected", x.p), |p| format!("{p:.3}")),
             ),
-            _ => ("~".into(), String::new(), String::new()),
+            None => ("~".into(), String::new(), String::new()),
+        };
+        let note = match &c.disqualified {
+            Some(why) => why.replace('|', "/"),
+            None if c.is_baseline => "baseline, not a candidate".into(),
+            None => String::new(),
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {} to {} | ±{:.0}% | {} | {change} | {ci} | {p} | {} | {} | {} |",
+            "| {} | {} | {} to {} | ±{:.0}% | {} | {change} | {ci} | {p} | {note} | {} | {} |",
             c.label,
             num(s.median.point),
             num(s.median.low),
             num(s.median.high),
             s.spread * 100.0,
             s.n,
-            c.disqualified.as_deref().unwrap_or("").replace('|', "/"),
             ByteSize(c.peak_memory),
             ByteSize(c.disk_bytes)
         );

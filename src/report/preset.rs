@@ -63,6 +63,16 @@ pub struct Measured {
     pub p_value: Option<f64>,
     /// The smallest gain the confirmation rounds could resolve (80% power).
     pub min_detectable_gain: Option<f64>,
+    /// The engine as it ships, run beside it (`stock-rocksdb`), and the
+    /// paired change over it with its interval and (uncorrected) p value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gain_over_baseline: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gain_over_baseline_ci95: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_value_over_baseline: Option<f64>,
     pub peak_memory_bytes: u64,
     pub scaled_budget_bytes: u64,
     pub disk_bytes: u64,
@@ -100,6 +110,10 @@ impl Preset {
                 gain_ci95: gain_source.map(|g| [g.low, g.high]),
                 p_value: if best.is_default { None } else { best.p_adjusted },
                 min_detectable_gain: verdict.min_detectable_change,
+                baseline: verdict.baseline().map(|b| b.label.clone()),
+                gain_over_baseline: verdict.over_baseline.map(|p| p.change.point),
+                gain_over_baseline_ci95: verdict.over_baseline.map(|p| [p.change.low, p.change.high]),
+                p_value_over_baseline: verdict.over_baseline.map(|p| p.p),
                 peak_memory_bytes: best.peak_memory,
                 scaled_budget_bytes: header.scaled_budget(),
                 disk_bytes: best.disk_bytes,

@@ -4,7 +4,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use crate::budget::ByteSize;
-use crate::outcome::{Comparison, MetricRow, StudyOutcome, Verdict, ALPHA};
+use crate::outcome::{Comparison, MetricRow, StudyHeader, StudyOutcome, Transfer, Verdict, ALPHA};
 use crate::record::{Better, Objective};
 
 /// A relative change as a signed percentage: +12.3%.
@@ -75,6 +75,41 @@ pub fn resolution(v: &Verdict) -> Option<String> {
     ))
 }
 
+/// The recommendation against the engine as it ships, the baseline
+/// published tuners quote.
+pub fn versus_baseline(v: &Verdict, header: &StudyHeader) -> Option<String> {
+    let baseline = header.baseline.as_ref()?;
+    let Some(paired) = v.over_baseline else {
+        return Some(format!(
+            "{} ({}) completed too few confirmation runs beside the recommendation to compare.",
+            baseline.label, baseline.description
+        ));
+    };
+    Some(format!(
+        "Against {} ({}): {} {} (95% CI {} to {}; paired over {} rounds, p = {:.3}).",
+        baseline.label,
+        baseline.description,
+        v.recommended().label,
+        change(&v.objective, paired.change.point),
+        change(&v.objective, paired.change.low),
+        change(&v.objective, paired.change.high),
+        paired.n,
+        paired.p
+    ))
+}
+
+/// Whether the recommendation holds at the larger scale, in a phrase.
+pub fn holds(t: &Transfer) -> &'static str {
+    match t.winner_still_wins {
+        Some(true) => "the recommendation still beats the defaults there",
+        Some(false) => {
+            "**the recommendation measured below the defaults there**, within the noise of one run each: treat the \
+             gain with care"
+        }
+        None => "no candidate was recommended over the defaults",
+    }
+}
+
 /// The end of `kvtune tune`: the answer, the memory it used, where the files are.
 pub fn answer(outcome: &StudyOutcome, out_dir: &Path) -> String {
     let header = &outcome.header;
@@ -90,8 +125,18 @@ pub fn answer(outcome: &StudyOutcome, out_dir: &Path) -> String {
         header.scale,
         headline(v)
     );
-    if let Some(resolution) = resolution(v) {
-        let _ = writeln!(out, "  {resolution}");
+    let left_out = v
+        .contenders
+        .iter()
+        .filter_map(|c| Some(format!("{} was left out: {}.", c.label, c.disqualified.as_ref()?)));
+    let larger = outcome
+        .transfer
+        .as_ref()
+        .map(|t| format!("At scale {} (one run each): {}.", t.scale, holds(t).replace("**", "")));
+    for line in
+        [resolution(v), versus_baseline(v, header)].into_iter().flatten().chain(left_out).chain(larger)
+    {
+        let _ = writeln!(out, "  {line}");
     }
     if let Some(run) = outcome.representative(&v.recommended().label) {
         let _ = writeln!(out, "  {}", budget_used(&run.measurement, header.scaled_budget()));

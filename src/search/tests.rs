@@ -5,7 +5,7 @@
 //! its levels; the models beat random search on a smooth objective.
 
 use super::*;
-use crate::record::{Measurement, Stage, Status};
+use crate::record::{Measurement, Status};
 use crate::space::{Domain, Value};
 
 const SPACE: &str = r#"
@@ -59,19 +59,7 @@ fn record(number: usize, candidate: Candidate) -> TrialRecord {
         Some(ops) => Measurement { ops_per_sec: ops, ..Measurement::not_run(Status::Ok, String::new()) },
         None => Measurement::not_run(Status::Infeasible, "scripted".into()),
     };
-    TrialRecord {
-        number,
-        stage: Stage::Search,
-        label: format!("#{number}"),
-        is_default: false,
-        origin: String::new(),
-        round: None,
-        candidate,
-        options: Default::default(),
-        adjusted: vec![],
-        budget: 0,
-        measurement,
-    }
+    TrialRecord::replayed(number, candidate, measurement)
 }
 
 /// `n` asks and tells of a fresh sampler: the history and the proposals' origins.

@@ -17,7 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::budget::ByteSize;
 use crate::engine::Engine;
-use crate::outcome::{OptionRow, ParetoPoint, StudyHeader, StudyOutcome, Transfer, Verdict};
+use crate::outcome::{OptionRow, ParetoPoint, StudyHeader, StudyOutcome, Transfer, Verdict, BASELINE_ORIGIN};
 use crate::record::{Objective, Stage, Status, TrialRecord};
 use crate::report;
 use crate::scale::Scale;
@@ -89,15 +89,28 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
     study.show_time_spent();
     study.search(sampler)?;
     let contenders = study.pick_contenders();
-    study.confirm(&contenders)?;
-    let verdict = verdict::judge(&study.trials_of(Stage::Confirm), &header.objectives[0], header.seed);
-    let transfer = match (header.verify_scale, &verdict) {
-        (Some(scale), Some(v)) => {
-            study.verify(&contenders, scale)?;
-            Some(transfer::compare(v, &study.trials_of(Stage::Verify), scale))
+    let baseline = header.baseline.iter().map(|b| Entrant {
+        label: b.label.clone(),
+        candidate: b.candidate.clone(),
+        is_default: false,
+        origin: BASELINE_ORIGIN.into(),
+    });
+    study.confirm(&contenders.iter().cloned().chain(baseline).collect::<Vec<_>>())?;
+    let confirmed = study.trials_of(Stage::Confirm);
+    let objective = &header.objectives[0];
+    let mut verdict = verdict::judge(&confirmed, objective, header.seed, &[]);
+    let mut transfer = None;
+    if let (Some(scale), Some(v)) = (header.verify_scale, &verdict) {
+        study.verify(&contenders, scale)?;
+        let larger = study.trials_of(Stage::Verify);
+        let mut checked = transfer::compare(v, &larger, scale);
+        let vetoed = transfer::vetoes(&checked, v);
+        if !vetoed.is_empty() {
+            verdict = verdict::judge(&confirmed, objective, header.seed, &vetoed);
+            checked = transfer::compare(verdict.as_ref().expect("judged before"), &larger, scale);
         }
-        _ => None,
-    };
+        transfer = Some(checked);
+    }
     study.progress.finish_and_clear();
     let outcome = study.outcome(verdict, transfer, &scratch)?;
     report::write_study(&out_dir, &outcome)?;

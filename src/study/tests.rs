@@ -10,6 +10,7 @@ use super::*;
 use crate::budget::MIB;
 use crate::dataset::Dataset;
 use crate::engine::rocksdb::RocksDb;
+use crate::outcome::Baseline;
 use crate::record::Measurement;
 use crate::record::Objective;
 use crate::scale::Scale;
@@ -52,6 +53,7 @@ fn header(trials: usize, confirm_top: usize, confirm_repeats: usize) -> StudyHea
         confirm_repeats,
         verify_scale: None,
         verify_note: String::new(),
+        baseline: None,
         seed: 3,
     }
 }
@@ -166,6 +168,41 @@ fn the_best_search_candidates_and_the_defaults_are_confirmed_in_shuffled_rounds(
     assert!(outcome.options_file.unwrap().contains("bloom"));
     assert!(outcome.option_rows.iter().any(|r| r.name == "bloom_bits_per_key" && r.changed()));
     assert!(run.out().join("preset.toml").exists() && run.out().join("report.md").exists());
+}
+
+#[test]
+fn the_engine_as_shipped_runs_beside_the_contenders_but_is_never_recommended() {
+    let run = Run::new();
+    // Stock RocksDB (a tiny block cache here) is the fastest of all, yet it is
+    // a reference, not a candidate: the recommendation is measured against it.
+    let stock = |c: &Candidate| c["block_cache_share"].as_f64().unwrap() < 0.2;
+    let runner =
+        ScriptedRunner::new(move |c: &Candidate| if stock(c) { ok(2000.0, 10.0) } else { by_bloom(c) });
+    let (sampler, _) = learning();
+    let (candidate, description) = RocksDb.shipped_defaults(BUDGET).unwrap();
+    let baseline = Baseline { label: "stock-rocksdb".into(), candidate, description };
+    let header = StudyHeader { baseline: Some(baseline), ..header(5, 2, 3) };
+    assert_eq!(header.confirm_runs(), 12);
+    let outcome = run.study(header, None, sampler, &runner).unwrap();
+    let confirm: Vec<&TrialRecord> = outcome.trials.iter().filter(|t| t.stage == Stage::Confirm).collect();
+    assert_eq!(confirm.len(), 12);
+    for round in 0..3 {
+        let stock_runs =
+            confirm.iter().filter(|t| t.round == Some(round) && t.label == "stock-rocksdb").count();
+        assert_eq!(stock_runs, 1, "round {round}");
+    }
+    let v = outcome.verdict.unwrap();
+    assert_eq!(v.recommended().label, "#4");
+    let stock = v.baseline().unwrap();
+    assert!(stock.p_adjusted.is_none() && stock.paired.is_some(), "{stock:?}");
+    let over = v.over_baseline.unwrap();
+    assert_eq!(over.n, 3);
+    assert!((over.change.point - (1080.0 / 2000.0 - 1.0)).abs() < 1e-9, "{over:?}");
+    let report = std::fs::read_to_string(run.out().join("report.md")).unwrap();
+    assert!(report.contains("Against stock-rocksdb (RocksDB as shipped: the 32 MiB block cache"), "{report}");
+    assert!(report.contains("baseline, not a candidate"), "{report}");
+    let preset = std::fs::read_to_string(run.out().join("preset.toml")).unwrap();
+    assert!(preset.contains("gain_over_baseline = -0.4"), "{preset}");
 }
 
 #[test]
@@ -297,6 +334,43 @@ fn contenders_are_verified_at_a_larger_scale_and_their_ranks_compared() {
     let transfer = outcome.transfer.unwrap();
     assert_eq!(transfer.spearman, Some(1.0));
     assert_eq!(transfer.winner_still_wins, Some(true));
+}
+
+/// `by_bloom`, except that at the full budget 8 bits is half as fast as the defaults.
+struct SlowerWhenLarger(ScriptedRunner);
+
+impl TrialRunner for SlowerWhenLarger {
+    fn run(
+        &self,
+        spec: &crate::trial::TrialSpec,
+        label: &str,
+        prune_after: Option<Duration>,
+    ) -> anyhow::Result<Measurement> {
+        if spec.budget == BUDGET && bloom(&spec.candidate) == 8 {
+            return Ok(ok(500.0, 10.0));
+        }
+        self.0.run(spec, label, prune_after)
+    }
+}
+
+#[test]
+fn a_winner_that_loses_clearly_at_the_larger_scale_is_not_recommended() {
+    let run = Run::new();
+    let runner = SlowerWhenLarger(ScriptedRunner::new(by_bloom));
+    let (sampler, _) = learning();
+    let mut header = header(5, 2, 4);
+    header.scale = Scale { shift: 2 };
+    header.verify_scale = Some(Scale { shift: 0 });
+    let outcome = run.study(header, None, sampler, &runner).unwrap();
+    let v = outcome.verdict.unwrap();
+    let vetoed = v.contenders.iter().find(|c| c.label == "#4").unwrap();
+    assert!(vetoed.disqualified.as_deref().unwrap().contains("at scale 1 it measured -50.0%"), "{vetoed:?}");
+    // The next contender, 6 bits, beats the defaults at both scales.
+    assert_eq!(v.recommended().label, "#3");
+    assert!(v.beats_defaults);
+    assert_eq!(outcome.transfer.unwrap().winner_still_wins, Some(true));
+    let report = std::fs::read_to_string(run.out().join("report.md")).unwrap();
+    assert!(report.contains("#4 cannot be recommended: at scale 1"), "{report}");
 }
 
 /// Fails the study (as Ctrl-C does) at the `at`-th run.

@@ -1,11 +1,17 @@
 //! Does the study's result hold at a larger scale? Each contender's
 //! objective at the study's scale (its confirmation median) beside its run
-//! at the larger scale: their rank agreement and whether the winner still wins.
+//! at the larger scale: their rank agreement and whether the winner still
+//! wins; a contender that loses to the defaults there beyond the noise is
+//! vetoed.
 
 use crate::outcome::{Transfer, TransferRow, Verdict};
 use crate::record::TrialRecord;
 use crate::scale::Scale;
 use crate::stats::{median, spearman};
+
+/// The least noise a veto allows for, in log ratio: a single run a side
+/// is never trusted to within 5%.
+const MIN_NOISE: f64 = 0.05;
 
 /// The contenders of `verdict` beside their runs at `scale`.
 pub fn compare(verdict: &Verdict, larger: &[TrialRecord], scale: Scale) -> Transfer {
@@ -25,6 +31,7 @@ pub fn compare(verdict: &Verdict, larger: &[TrialRecord], scale: Scale) -> Trans
     let rows: Vec<TransferRow> = verdict
         .contenders
         .iter()
+        .filter(|c| !c.is_baseline)
         .map(|c| {
             let (small, large) = (c.summary.median.point, at_larger(&c.label));
             TransferRow {
@@ -50,4 +57,32 @@ pub fn compare(verdict: &Verdict, larger: &[TrialRecord], scale: Scale) -> Trans
         false => None,
     };
     Transfer { scale, rows, spearman: spearman(&measured), winner_still_wins }
+}
+
+/// Contenders (other than the defaults) that measured below the defaults at
+/// the larger scale by more than twice the noise of one run against one
+/// (the confirmation pairs' median spread), with why: a gain that turns into
+/// a clear loss at four times the size is not one to recommend.
+pub fn vetoes(transfer: &Transfer, verdict: &Verdict) -> Vec<(String, String)> {
+    let spreads: Vec<f64> = verdict.contenders.iter().filter_map(|c| Some(c.paired?.sd_log_ratio)).collect();
+    let noise = if spreads.is_empty() { MIN_NOISE } else { median(&spreads).max(MIN_NOISE) };
+    let limit = (-2.0 * noise).exp();
+    transfer
+        .rows
+        .iter()
+        .filter(|r| verdict.contenders.iter().any(|c| c.label == r.label && !c.is_default))
+        .filter_map(|r| {
+            let ratio = r.ratio_at_larger_scale?;
+            (ratio < limit).then(|| {
+                let why = format!(
+                    "at scale {} it measured {:+.1}% against the defaults (one run each; a loss beyond twice the \
+                     run-to-run noise of {:.1}%), so its gain at the study's scale does not hold",
+                    transfer.scale,
+                    (ratio - 1.0) * 100.0,
+                    noise * 100.0
+                );
+                (r.label.clone(), why)
+            })
+        })
+        .collect()
 }

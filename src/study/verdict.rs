@@ -1,11 +1,12 @@
 //! The end of a study: each confirmed contender compared with the defaults
 //! run beside it, round by round (a paired t-test on the log ratios, Holm's
 //! correction across contenders), and the recommendation: the largest
-//! significant gain among contenders that never failed, else the defaults.
+//! significant gain among contenders that never failed, else the defaults;
+//! and the recommendation against the engine as it ships, if that ran.
 
 use std::collections::BTreeMap;
 
-use crate::outcome::{Contender, Verdict, ALPHA};
+use crate::outcome::{Contender, Verdict, ALPHA, BASELINE_ORIGIN};
 use crate::record::{Better, Objective, TrialRecord};
 use crate::stats::{holm, median, min_detectable_change, paired_change, summarize};
 
@@ -51,8 +52,14 @@ fn pairs(a: &BTreeMap<usize, Option<f64>>, b: &BTreeMap<usize, Option<f64>>) -> 
 }
 
 /// Judges the confirmation runs (labelled by contender, each with its round)
-/// on `objective`.
-pub fn judge(runs: &[TrialRecord], objective: &Objective, seed: u64) -> Option<Verdict> {
+/// on `objective`; `vetoed` names contenders that cannot be recommended
+/// whatever they measured here (label, why).
+pub fn judge(
+    runs: &[TrialRecord],
+    objective: &Objective,
+    seed: u64,
+    vetoed: &[(String, String)],
+) -> Option<Verdict> {
     let groups = group(runs, objective);
     let defaults = groups.values().find(|g| g.first.is_default).map(|g| &g.by_round);
     let mut contenders: Vec<Contender> = groups
@@ -66,8 +73,10 @@ pub fn judge(runs: &[TrialRecord], objective: &Objective, seed: u64) -> Option<V
                 }
                 _ => None,
             };
+            let veto = vetoed.iter().find(|(l, _)| l == label).map(|(_, why)| why.clone());
             let disqualified = (!g.failures.is_empty())
-                .then(|| format!("it did not complete every confirmation run ({})", g.failures.join(", ")));
+                .then(|| format!("it did not complete every confirmation run ({})", g.failures.join(", ")))
+                .or(veto);
             Contender {
                 label: label.to_string(),
                 candidate: g.first.candidate.clone(),
@@ -79,6 +88,7 @@ pub fn judge(runs: &[TrialRecord], objective: &Objective, seed: u64) -> Option<V
                 paired,
                 p_adjusted: None,
                 disqualified,
+                is_baseline: g.first.origin == BASELINE_ORIGIN,
             }
         })
         .filter(|c| !c.runs.is_empty() || c.disqualified.is_some())
@@ -86,7 +96,10 @@ pub fn judge(runs: &[TrialRecord], objective: &Objective, seed: u64) -> Option<V
     if contenders.iter().all(|c| c.runs.is_empty()) {
         return None;
     }
-    let tested: Vec<usize> = (0..contenders.len()).filter(|&i| contenders[i].paired.is_some()).collect();
+    // The baseline is a reference, not a candidate: outside the family Holm corrects for.
+    let tested: Vec<usize> = (0..contenders.len())
+        .filter(|&i| contenders[i].paired.is_some() && !contenders[i].is_baseline)
+        .collect();
     let p: Vec<f64> = tested.iter().map(|&i| contenders[i].paired.map_or(1.0, |x| x.p)).collect();
     for (&i, adjusted) in tested.iter().zip(holm(&p)) {
         contenders[i].p_adjusted = Some(adjusted);
@@ -105,13 +118,19 @@ pub fn judge(runs: &[TrialRecord], objective: &Objective, seed: u64) -> Option<V
         .map(|(i, _)| i);
     // Without a significant winner: the defaults; where they never completed
     // a run, the best contender that never failed; else nothing to recommend.
-    let fallback = contenders
-        .iter()
-        .position(|c| c.is_default && !c.runs.is_empty())
-        .or_else(|| contenders.iter().position(|c| !c.runs.is_empty() && c.disqualified.is_none()));
+    let fallback = contenders.iter().position(|c| c.is_default && !c.runs.is_empty()).or_else(|| {
+        contenders.iter().position(|c| !c.runs.is_empty() && c.disqualified.is_none() && !c.is_baseline)
+    });
     let recommended = winner.or(fallback)?;
-    let sds: Vec<f64> = contenders.iter().filter_map(|c| Some(c.paired?.sd_log_ratio)).collect();
-    let rounds = contenders.iter().filter_map(|c| Some(c.paired?.n)).max().unwrap_or(0);
+    let over_baseline = contenders.iter().find(|c| c.is_baseline).and_then(|baseline| {
+        let (mine, theirs) = pairs(
+            &groups[contenders[recommended].label.as_str()].by_round,
+            &groups[baseline.label.as_str()].by_round,
+        );
+        paired_change(&mine, &theirs)
+    });
+    let sds: Vec<f64> = tested.iter().filter_map(|&i| Some(contenders[i].paired?.sd_log_ratio)).collect();
+    let rounds = tested.iter().filter_map(|&i| Some(contenders[i].paired?.n)).max().unwrap_or(0);
     Some(Verdict {
         objective: objective.clone(),
         recommended,
@@ -122,5 +141,6 @@ pub fn judge(runs: &[TrialRecord], objective: &Objective, seed: u64) -> Option<V
             ALPHA / tested.len().max(1) as f64,
         ),
         contenders,
+        over_baseline,
     })
 }

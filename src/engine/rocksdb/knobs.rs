@@ -76,6 +76,10 @@ pub(super) enum Kind {
 
 const COMPRESSIONS: &[&str] = &["none", "snappy", "lz4", "zstd"];
 
+/// The block cache RocksDB makes when a table is given none
+/// (`BlockBasedTableOptions::block_cache`).
+pub(super) const SHIPPED_BLOCK_CACHE: u64 = 32 * MIB;
+
 pub(super) const KNOBS: &[Knob] = &[
     Knob {
         name: "block_cache_share",
@@ -442,12 +446,8 @@ pub(super) const KNOBS: &[Knob] = &[
         scaling: Scaling::Fixed,
         default: |_| Value::Bool(false),
         apply: |b, v| {
-            let mut cached = flag(v);
-            if cached && b.block_cache_size == 0 {
-                cached = false;
-                let why = "RocksDB refuses to cache index and filter blocks without a block cache";
-                b.replace("cache_index_and_filter_blocks", Value::Bool(false), why.into());
-            }
+            let why = "RocksDB refuses to cache index and filter blocks without a block cache";
+            let cached = b.flag_needing_block_cache("cache_index_and_filter_blocks", v, why);
             b.cache_index_and_filter_blocks = cached;
             b.table.set_cache_index_and_filter_blocks(cached);
             b.set("cache_index_and_filter_blocks", cached, |_| {});
@@ -461,12 +461,8 @@ pub(super) const KNOBS: &[Knob] = &[
         scaling: Scaling::Fixed,
         default: |_| Value::Bool(false),
         apply: |b, v| {
-            let mut pin = flag(v);
-            if pin && b.block_cache_size == 0 {
-                pin = false;
-                let why = "RocksDB refuses to pin blocks in the cache without a block cache";
-                b.replace("pin_l0_filter_and_index_blocks_in_cache", Value::Bool(false), why.into());
-            }
+            let why = "RocksDB refuses to pin blocks in the cache without a block cache";
+            let pin = b.flag_needing_block_cache("pin_l0_filter_and_index_blocks_in_cache", v, why);
             b.pin_l0 = pin;
             b.table.set_pin_l0_filter_and_index_blocks_in_cache(pin);
             b.set("pin_l0_filter_and_index_blocks_in_cache", pin, |_| {});
@@ -774,6 +770,17 @@ impl Build {
     fn replace(&mut self, param: &str, ran: Value, why: String) {
         self.adjust(param, ran.clone(), why);
         self.candidate.insert(param.to_string(), ran);
+    }
+
+    /// A flag that only runs on with a block cache: without one it runs off,
+    /// and the candidate says so.
+    fn flag_needing_block_cache(&mut self, param: &str, v: &Value, why: &str) -> bool {
+        let on = flag(v);
+        if on && self.block_cache_size == 0 {
+            self.replace(param, Value::Bool(false), why.into());
+            return false;
+        }
+        on
     }
 
     /// What this option set holds in memory.
