@@ -100,10 +100,12 @@ fn tune_writes_every_output_and_cleans_up() {
         .filter(|t| t.stage == Stage::Confirm)
         .map(|t| format!("{} {} {:?}", t.label, t.measurement.status, t.measurement.reason))
         .collect();
-    // The best search candidate that ran and the defaults, twice each (a
-    // search where every candidate failed confirms the defaults alone).
+    // The best search candidate that ran, the defaults and RocksDB as
+    // shipped (the baseline), twice each (a search where every candidate
+    // failed confirms the defaults and the baseline alone).
     let ok = records.iter().any(|t| t.stage == Stage::Search && !t.is_default && t.measurement.ok());
-    assert_eq!(count(Stage::Confirm), 2 * (1 + ok as usize), "{confirm:?}");
+    assert_eq!(count(Stage::Confirm), 2 * (2 + ok as usize), "{confirm:?}");
+    assert!(confirm.iter().any(|c| c.starts_with("stock-rocksdb ")), "{confirm:?}");
     assert_eq!(count(Stage::Race) % 2, 0, "racing runs come in pairs");
     // What the preset exports is what ran: applied at the trial's scale it
     // gives the very options the recommendation's confirmation runs ran with.
@@ -173,7 +175,8 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
     let ran = |stage: Stage| {
         trials.iter().filter(|t| t.stage == stage && t.measurement.status != Status::Rejected).count()
     };
-    assert_eq!((ran(Stage::Search), ran(Stage::Confirm), ran(Stage::Verify)), (3, 2 * 2, 2));
+    // Three confirmed twice: the search's best, the defaults and the baseline.
+    assert_eq!((ran(Stage::Search), ran(Stage::Confirm), ran(Stage::Verify)), (3, 2 * 3, 2));
     // The recorded trials are kept as they were. (What follows depends on
     // what the new runs measure, so it need not match the first study; the
     // study's unit tests check that the sampler is replayed exactly.)
