@@ -270,6 +270,8 @@ pub struct StudyOutcome {
     pub racing: RacingSummary,
     /// With two objectives: the search candidates no other beats on both.
     pub pareto: Vec<ParetoPoint>,
+    /// Why the search ran far fewer trials than a study needs, if it did.
+    pub search_cut_short: Option<String>,
 }
 
 /// What racing against the incumbent did.

@@ -277,8 +277,11 @@ fn search(md: &mut String, outcome: &StudyOutcome) {
         r.won,
         r.overturned
     );
+    if let Some(note) = &outcome.search_cut_short {
+        let _ = writeln!(md, "**The search was cut short:** {note}.\n");
+    }
     md.push_str("| trial | from | ");
-    let _ = write!(md, "{objective} ({}) | best so far |\n|---|---|---|---|\n", objective.unit());
+    let _ = write!(md, "{objective} ({}) | best single run so far |\n|---|---|---|---|\n", objective.unit());
     let mut best: Option<f64> = None;
     for t in &search {
         let value = objective.value(&t.measurement);

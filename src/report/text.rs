@@ -43,11 +43,10 @@ pub fn headline(v: &Verdict) -> String {
             best.label
         ),
                 (Some(_), Some(paired), Some(p)) if v.beats_defaults => format!(
-            "Use {}: {measured}, {} the defaults fitted to the budget (95% CI {} to {}; paired t-test over {} rounds, Holm-corrected p = {p:.3})",
+            "Use {}: {measured}, {} the defaults fitted to the budget (95% CI {}; paired t-test over {} rounds, Holm-corrected p = {p:.3})",
             best.label,
             change(&v.objective, paired.change.point),
-            change(&v.objective, paired.change.low),
-            change(&v.objective, paired.change.high),
+            interval(&v.objective, paired.change.low, paired.change.high),
             paired.n
         ),
         _ => format!(
@@ -57,11 +56,30 @@ pub fn headline(v: &Verdict) -> String {
 }
 
 /// A gain in an objective's merit as people read the objective: "+12.0% over"
-/// for throughput, "-10.7% against" for a latency or a size.
+/// or "3.0% under" for throughput, "10.7% lower than" for a latency or a size.
 pub fn change(objective: &Objective, gain: f64) -> String {
+    let value = value_change(objective, gain);
+    let size = pct(value.abs()).trim_start_matches('+').to_string();
+    match (objective.better(), value >= 0.0) {
+        (Better::Lower, true) => format!("{size} higher than"),
+        (Better::Lower, false) => format!("{size} lower than"),
+        (_, true) => format!("{} over", pct(value)),
+        (_, false) => format!("{size} under"),
+    }
+}
+
+/// A confidence interval of a gain, as the objective's own change: "+17.1% to +40.1%".
+pub fn interval(objective: &Objective, low: f64, high: f64) -> String {
+    let (a, b) = (value_change(objective, low), value_change(objective, high));
+    format!("{} to {}", pct(a.min(b)), pct(a.max(b)))
+}
+
+/// A gain in merit as the change in the objective's value (for a
+/// lower-is-better objective, merit is the inverse ratio).
+fn value_change(objective: &Objective, gain: f64) -> f64 {
     match objective.better() {
-        Better::Lower => format!("{} against", pct(1.0 / (1.0 + gain) - 1.0)),
-        _ => format!("{} over", pct(gain)),
+        Better::Lower => 1.0 / (1.0 + gain) - 1.0,
+        _ => gain,
     }
 }
 
@@ -85,14 +103,24 @@ pub fn versus_baseline(v: &Verdict, header: &StudyHeader) -> Option<String> {
             baseline.label, baseline.description
         ));
     };
+    // Said plainly: a recommendation worse than the untuned engine is one
+    // a user must not take on trust.
+    let worse = if paired.p < ALPHA && paired.change.point < 0.0 {
+        format!(
+            " **The recommendation measured below {} (p < {ALPHA})**: what was searched did not beat the engine's own \
+             defaults here; weigh that before adopting it.",
+            baseline.label
+        )
+    } else {
+        String::new()
+    };
     Some(format!(
-        "Against {} ({}): {} {} (95% CI {} to {}; paired over {} rounds, p = {:.3}).",
+        "Against {} ({}): {} {} it (95% CI {}; paired over {} rounds, p = {:.3}).{worse}",
         baseline.label,
         baseline.description,
         v.recommended().label,
         change(&v.objective, paired.change.point),
-        change(&v.objective, paired.change.low),
-        change(&v.objective, paired.change.high),
+        interval(&v.objective, paired.change.low, paired.change.high),
         paired.n,
         paired.p
     ))
@@ -129,14 +157,19 @@ pub fn answer(outcome: &StudyOutcome, out_dir: &Path) -> String {
         .contenders
         .iter()
         .filter_map(|c| Some(format!("{} was left out: {}.", c.label, c.disqualified.as_ref()?)));
-    let larger = outcome
-        .transfer
-        .as_ref()
-        .map(|t| format!("At scale {} (one run each): {}.", t.scale, holds(t).replace("**", "")));
-    for line in
-        [resolution(v), versus_baseline(v, header)].into_iter().flatten().chain(left_out).chain(larger)
+    let larger =
+        outcome.transfer.as_ref().map(|t| format!("At scale {} (one run each): {}.", t.scale, holds(t)));
+    let cut_short =
+        outcome.search_cut_short.as_ref().map(|note| format!("The search was cut short: {note}."));
+    for line in [resolution(v), versus_baseline(v, header)]
+        .into_iter()
+        .flatten()
+        .chain(left_out)
+        .chain(larger)
+        .chain(cut_short)
     {
-        let _ = writeln!(out, "  {line}");
+        // Markdown's bold means nothing on a terminal.
+        let _ = writeln!(out, "  {}", line.replace("**", ""));
     }
     if let Some(run) = outcome.representative(&v.recommended().label) {
         let _ = writeln!(out, "  {}", budget_used(&run.measurement, header.scaled_budget()));

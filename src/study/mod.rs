@@ -48,6 +48,10 @@ pub struct StudySettings<'a> {
 /// use up `--trials`; past this many in a row the sampler is given up on.
 const MAX_REJECTIONS_IN_A_ROW: usize = 200;
 
+/// Fewer search trials than this beyond the defaults, stopped by `--time`,
+/// and the study says the limit was too short.
+const STARVED_SEARCH_TRIALS: usize = 5;
+
 /// A search trial still running after this many times the defaults' wall
 /// time is stopped and recorded as pruned: it cannot be among the best.
 pub const PRUNE_FACTOR: f64 = 3.0;
@@ -189,7 +193,11 @@ impl Running<'_> {
         if let Some(last) = self.trials.iter().rev().find(|t| t.stage == Stage::Search).cloned() {
             self.race(&last)?; // a race an interruption cut short
         }
-        self.search_loop(sampler)
+        self.search_loop(sampler)?;
+        if let Some(note) = self.time_starved() {
+            self.say(format!("kvtune: {note}"));
+        }
+        Ok(())
     }
 
     /// A resumed study replays its sampler over the recorded trials with the
@@ -311,9 +319,15 @@ impl Running<'_> {
     /// Whether the search must stop to leave time for the confirmation and
     /// the larger-scale check within `--time`.
     fn out_of_time(&self) -> bool {
-        let Some(limit) = self.header.time_budget_secs else {
-            return false;
-        };
+        match (self.header.time_budget_secs, self.time_after_search()) {
+            (Some(limit), Some((typical, reserved))) => self.spent() + typical + reserved > limit,
+            _ => false,
+        }
+    }
+
+    /// A typical search trial's seconds and the seconds the confirmation and
+    /// the larger-scale check will take, estimated from the search so far.
+    fn time_after_search(&self) -> Option<(f64, f64)> {
         let walls: Vec<f64> = self
             .trials
             .iter()
@@ -321,7 +335,7 @@ impl Running<'_> {
             .map(|t| t.measurement.wall_secs)
             .collect();
         if walls.is_empty() {
-            return false;
+            return None;
         }
         let typical = crate::stats::median(&walls);
         // A run at k times the scale takes about k times as long.
@@ -331,7 +345,28 @@ impl Running<'_> {
             .map_or(1.0, |s| (1u64 << self.header.scale.shift.saturating_sub(s.shift)) as f64);
         let confirm = self.header.confirm_runs() as f64 * typical;
         let verify = self.header.verify_runs() as f64 * typical * k;
-        self.spent() + typical + confirm + verify > limit
+        Some((typical, confirm + verify))
+    }
+
+    /// When `--time` left the search almost nothing: how little, and what
+    /// limit would give it room. A study that only confirms the defaults is
+    /// not what the user asked for.
+    fn time_starved(&self) -> Option<String> {
+        let (limit, (typical, reserved)) = (self.header.time_budget_secs?, self.time_after_search()?);
+        let search = || self.trials.iter().filter(|t| t.stage == Stage::Search && t.measurement.ran());
+        let searched = search().filter(|t| !t.is_default).count();
+        if searched >= STARVED_SEARCH_TRIALS || search().count() >= self.header.trials || !self.out_of_time()
+        {
+            return None;
+        }
+        Some(format!(
+            "--time {} left the search {searched} trials beyond the defaults: at {typical:.0} s a trial the \
+             confirmation and the larger-scale check alone take about {:.0} min; --time {:.0}m gives the search about \
+             30 trials (or lower --confirm-repeats, or a smaller --scale)",
+            humantime::format_duration(std::time::Duration::from_secs(limit as u64)),
+            reserved / 60.0,
+            ((reserved + 30.0 * typical) / 60.0).ceil()
+        ))
     }
 
     /// Seconds the study's trials took so far.
@@ -505,6 +540,7 @@ impl Running<'_> {
             ),
             racing: racing::summarize(&self.trials, self.objective()),
             pareto: self.pareto(),
+            search_cut_short: self.time_starved(),
         })
     }
 
@@ -580,7 +616,7 @@ impl Running<'_> {
         let m = &t.measurement;
         let line = match m.status {
             Status::Ok => format!(
-                "{:7} trial {:>3} {:9} {:>10.0} ops/s  {:5.1} s  memory {}  {}",
+                "{:7} trial {:>3} {:13} {:>10.0} ops/s  {:5.1} s  memory {}  {}",
                 t.stage.to_string(),
                 t.number,
                 t.label,
@@ -590,7 +626,7 @@ impl Running<'_> {
                 t.origin
             ),
             _ => format!(
-                "{:7} trial {:>3} {:9} {}: {}",
+                "{:7} trial {:>3} {:13} {}: {}",
                 t.stage.to_string(),
                 t.number,
                 t.label,
@@ -598,6 +634,11 @@ impl Running<'_> {
                 m.reason.as_deref().unwrap_or("")
             ),
         };
+        self.say(line);
+    }
+
+    /// A line above the progress bar (or on stderr without one).
+    fn say(&self, line: String) {
         match (self.show_progress, self.progress.is_hidden()) {
             (true, true) => eprintln!("{line}"),
             (true, false) => self.progress.println(line),

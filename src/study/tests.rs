@@ -199,10 +199,34 @@ fn the_engine_as_shipped_runs_beside_the_contenders_but_is_never_recommended() {
     assert_eq!(over.n, 3);
     assert!((over.change.point - (1080.0 / 2000.0 - 1.0)).abs() < 1e-9, "{over:?}");
     let report = std::fs::read_to_string(run.out().join("report.md")).unwrap();
-    assert!(report.contains("Against stock-rocksdb (RocksDB as shipped: the 32 MiB block cache"), "{report}");
+    assert!(report.contains("Against stock-rocksdb (RocksDB as shipped: the fitted defaults but for the block cache, RocksDB's own 32 MiB"), "{report}");
     assert!(report.contains("baseline, not a candidate"), "{report}");
+    assert!(report.contains("**The recommendation measured below stock-rocksdb (p < 0.05)**"), "{report}");
     let preset = std::fs::read_to_string(run.out().join("preset.toml")).unwrap();
     assert!(preset.contains("gain_over_baseline = -0.4"), "{preset}");
+}
+
+#[test]
+fn a_time_limit_that_leaves_the_search_nothing_says_so_and_what_would_fit() {
+    let study = |limit: f64| {
+        let run = Run::new();
+        let runner = ScriptedRunner::new(by_bloom);
+        let (sampler, _) = learning();
+        // 10 s trials; the 9 confirmation runs alone take 90 s.
+        let header = StudyHeader { time_budget_secs: Some(limit), ..header(20, 2, 3) };
+        let outcome = run.study(header, None, sampler, &runner).unwrap();
+        let report = std::fs::read_to_string(run.out().join("report.md")).unwrap();
+        (outcome, report)
+    };
+    let (outcome, report) = study(60.0);
+    let note = outcome.search_cut_short.expect("a note on the short limit");
+    assert!(note.starts_with("--time 1m left the search 0 trials beyond the defaults"), "{note}");
+    assert!(note.contains("--time 7m gives the search about 30 trials"), "{note}");
+    assert!(report.contains("**The search was cut short:** --time 1m"), "{report}");
+    // Room for the search: no note.
+    let (outcome, _) = study(600.0);
+    assert!(outcome.trials.iter().filter(|t| t.stage == Stage::Search).count() > 5);
+    assert_eq!(outcome.search_cut_short, None);
 }
 
 #[test]
@@ -336,10 +360,10 @@ fn contenders_are_verified_at_a_larger_scale_and_their_ranks_compared() {
     assert_eq!(transfer.winner_still_wins, Some(true));
 }
 
-/// `by_bloom`, except that at the full budget 8 bits is half as fast as the defaults.
-struct SlowerWhenLarger(ScriptedRunner);
+/// `by_bloom`, except that at the full budget 8 bits measures as given.
+struct AtFullBudget(ScriptedRunner, Measurement);
 
-impl TrialRunner for SlowerWhenLarger {
+impl TrialRunner for AtFullBudget {
     fn run(
         &self,
         spec: &crate::trial::TrialSpec,
@@ -347,30 +371,36 @@ impl TrialRunner for SlowerWhenLarger {
         prune_after: Option<Duration>,
     ) -> anyhow::Result<Measurement> {
         if spec.budget == BUDGET && bloom(&spec.candidate) == 8 {
-            return Ok(ok(500.0, 10.0));
+            return Ok(self.1.clone());
         }
         self.0.run(spec, label, prune_after)
     }
 }
 
 #[test]
-fn a_winner_that_loses_clearly_at_the_larger_scale_is_not_recommended() {
-    let run = Run::new();
-    let runner = SlowerWhenLarger(ScriptedRunner::new(by_bloom));
-    let (sampler, _) = learning();
-    let mut header = header(5, 2, 4);
-    header.scale = Scale { shift: 2 };
-    header.verify_scale = Some(Scale { shift: 0 });
-    let outcome = run.study(header, None, sampler, &runner).unwrap();
-    let v = outcome.verdict.unwrap();
-    let vetoed = v.contenders.iter().find(|c| c.label == "#4").unwrap();
-    assert!(vetoed.disqualified.as_deref().unwrap().contains("at scale 1 it measured -50.0%"), "{vetoed:?}");
-    // The next contender, 6 bits, beats the defaults at both scales.
-    assert_eq!(v.recommended().label, "#3");
-    assert!(v.beats_defaults);
-    assert_eq!(outcome.transfer.unwrap().winner_still_wins, Some(true));
-    let report = std::fs::read_to_string(run.out().join("report.md")).unwrap();
-    assert!(report.contains("#4 cannot be recommended: at scale 1"), "{report}");
+fn a_winner_that_loses_clearly_or_fails_at_the_larger_scale_is_not_recommended() {
+    // Half as fast as the defaults there, or not finishing at all.
+    for (there, why) in [
+        (ok(500.0, 10.0), "at scale 1 it measured -50.0%"),
+        (ended(Status::Failed, 2.0), "its run at scale 1 did not complete"),
+    ] {
+        let run = Run::new();
+        let runner = AtFullBudget(ScriptedRunner::new(by_bloom), there);
+        let (sampler, _) = learning();
+        let mut header = header(5, 2, 4);
+        header.scale = Scale { shift: 2 };
+        header.verify_scale = Some(Scale { shift: 0 });
+        let outcome = run.study(header, None, sampler, &runner).unwrap();
+        let v = outcome.verdict.unwrap();
+        let vetoed = v.contenders.iter().find(|c| c.label == "#4").unwrap();
+        assert!(vetoed.disqualified.as_deref().unwrap().contains(why), "{vetoed:?}");
+        // The next contender, 6 bits, beats the defaults at both scales.
+        assert_eq!(v.recommended().label, "#3");
+        assert!(v.beats_defaults);
+        assert_eq!(outcome.transfer.unwrap().winner_still_wins, Some(true));
+        let report = std::fs::read_to_string(run.out().join("report.md")).unwrap();
+        assert!(report.contains(&format!("#4 cannot be recommended: {why}")), "{report}");
+    }
 }
 
 /// Fails the study (as Ctrl-C does) at the `at`-th run.
@@ -492,5 +522,5 @@ fn a_latency_objective_is_minimised_and_its_gain_is_the_drop() {
     // The merit gain is 100/60 - 1; the report reads it as -40% latency.
     assert!((v.recommended().paired.unwrap().change.point - (100.0 / 60.0 - 1.0)).abs() < 1e-9);
     let report = std::fs::read_to_string(run.out().join("report.md")).unwrap();
-    assert!(report.contains("60.00 us") && report.contains("-40.0% against"), "{report}");
+    assert!(report.contains("60.00 us") && report.contains("40.0% lower than the defaults"), "{report}");
 }

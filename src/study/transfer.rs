@@ -61,17 +61,30 @@ pub fn compare(verdict: &Verdict, larger: &[TrialRecord], scale: Scale) -> Trans
 
 /// Contenders (other than the defaults) that measured below the defaults at
 /// the larger scale by more than twice the noise of one run against one
-/// (the confirmation pairs' median spread), with why: a gain that turns into
-/// a clear loss at four times the size is not one to recommend.
+/// (the confirmation pairs' median spread), or whose run there did not
+/// complete where the defaults' did, with why: a gain that turns into a
+/// clear loss at four times the size is not one to recommend.
 pub fn vetoes(transfer: &Transfer, verdict: &Verdict) -> Vec<(String, String)> {
     let spreads: Vec<f64> = verdict.contenders.iter().filter_map(|c| Some(c.paired?.sd_log_ratio)).collect();
     let noise = if spreads.is_empty() { MIN_NOISE } else { median(&spreads).max(MIN_NOISE) };
     let limit = (-2.0 * noise).exp();
+    let is_default = |label: &str| verdict.contenders.iter().any(|c| c.label == label && c.is_default);
+    let defaults_ran = transfer.rows.iter().any(|r| is_default(&r.label) && r.at_larger_scale.is_some());
     transfer
         .rows
         .iter()
-        .filter(|r| verdict.contenders.iter().any(|c| c.label == r.label && !c.is_default))
+        .filter(|r| !is_default(&r.label))
         .filter_map(|r| {
+            // A run that failed, was killed or ran out of time where the
+            // defaults' run finished is the clearest loss of all.
+            if r.at_larger_scale.is_none() && defaults_ran {
+                let why = format!(
+                    "its run at scale {} did not complete (failed, killed or past the time limit) where the \
+                     defaults' did, so its gain at the study's scale does not hold",
+                    transfer.scale
+                );
+                return Some((r.label.clone(), why));
+            }
             let ratio = r.ratio_at_larger_scale?;
             (ratio < limit).then(|| {
                 let why = format!(

@@ -49,8 +49,8 @@ impl Engine for RocksDb {
         let share = (SHIPPED_BLOCK_CACHE as f64 / budget as f64).min(1.0);
         candidate.insert("block_cache_share".into(), Value::Float(share));
         let why = format!(
-            "RocksDB as shipped: the {} block cache it makes when given none, whatever the budget, where the fitted \
-             defaults give a third of the budget (the memtables are RocksDB's own 2 x 64 MiB from a budget of 512 MiB up)",
+            "RocksDB as shipped: the fitted defaults but for the block cache, RocksDB's own {} whatever the budget, \
+             where the fitted defaults give it a third of the budget",
             ByteSize(SHIPPED_BLOCK_CACHE)
         );
         Some((candidate, why))
