@@ -6,7 +6,8 @@
 //! candidate it would pick (its best observed) is within 5% of the table's
 //! best mean (median and quartiles), and how close that pick is after 10, 20
 //! and 40 trials; then the time one bayes ask takes with 100 finished
-//! trials. Run with `cargo bench --bench search`.
+//! trials. Run with `cargo bench --bench search`; `KVTUNE_SEARCH_TABLE=FILE`
+//! runs it on another table of the same space.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -24,7 +25,11 @@ const TRIALS: usize = 40;
 
 /// Each grid point's measured runs, keyed by its values in column order.
 fn load(space: &Space) -> HashMap<Vec<String>, Vec<f64>> {
-    let mut reader = csv::Reader::from_reader(TABLE.as_bytes());
+    let text = match std::env::var("KVTUNE_SEARCH_TABLE") {
+        Ok(path) => std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")),
+        Err(_) => TABLE.to_string(),
+    };
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
     let names: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
     let n = space.params.len();
     assert_eq!(names[..n], space.params.iter().map(|p| p.name.clone()).collect::<Vec<_>>()[..]);

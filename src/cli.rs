@@ -49,6 +49,9 @@ pub enum Command {
     /// Measure every point of a small space's grid several times into a CSV table, for the search benchmark
     /// (`cargo bench --bench search`).
     Table(TableArgs),
+    /// Rewrite a study's report.md and report.html from its journal, finished or stopped midway:
+    /// `kvtune report kvtune-out/`.
+    Report(ReportArgs),
     /// Work with a dataset: `kvtune dataset export NAME --format csv --out x.toml` writes it as trace files.
     Dataset(DatasetArgs),
     /// Run one trial in this process (kvtune starts this itself).
@@ -250,6 +253,16 @@ pub struct DatasetsArgs {
     pub name: Option<String>,
     #[command(flatten)]
     pub sizing: Sizing,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// The study's folder (the one holding journal.jsonl).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Print the study's verdict as JSON instead of where the reports went.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Args)]

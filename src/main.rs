@@ -13,6 +13,7 @@ fn main() -> ExitCode {
         Some(Command::Datasets(args)) => commands::datasets(args),
         Some(Command::Table(args)) => commands::table(args),
         Some(Command::Dataset(args)) => commands::dataset(args),
+        Some(Command::Report(args)) => commands::report(args),
         Some(Command::TrialWorker(args)) => commands::worker(args),
         None => commands::tune(cli.tune),
     };

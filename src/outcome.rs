@@ -247,6 +247,16 @@ pub struct Transfer {
     pub winner_still_wins: Option<bool>,
 }
 
+/// How far the study behind a report got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// Still running: the report is rewritten after each trial.
+    Running,
+    /// Stopped before it finished (interrupted or crashed): it can be resumed.
+    Stopped,
+    Finished,
+}
+
 /// A study's result with everything a report needs, so exporters open nothing.
 #[derive(Debug, Clone)]
 pub struct StudyOutcome {
@@ -272,6 +282,7 @@ pub struct StudyOutcome {
     pub pareto: Vec<ParetoPoint>,
     /// Why the search ran far fewer trials than a study needs, if it did.
     pub search_cut_short: Option<String>,
+    pub progress: Progress,
 }
 
 /// What racing against the incumbent did.

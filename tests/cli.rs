@@ -134,6 +134,7 @@ fn tune_writes_every_output_and_cleans_up() {
     }
     assert_eq!(csv.records().count(), trials);
 
+    the_html_report_renders(&out.join("report.html"));
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     let answer = report.find("## Answer").expect("an answer section");
     for section in
@@ -159,6 +160,56 @@ fn tune_writes_every_output_and_cleans_up() {
     resume_after_a_crash(dir.path(), &out, &work);
 }
 
+/// `report.html` stands alone (no scripts, nothing fetched), holds its
+/// figures, and headless Chromium draws it as a page that is not blank. The
+/// screenshot is kept in the test's target folder. Without Chromium this
+/// part is skipped, unless KVTUNE_REQUIRE_CHROMIUM is set (CI sets it).
+fn the_html_report_renders(html: &Path) {
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>") && page.contains("<h2>Answer</h2>"), "{page}");
+    assert!(page.matches("<svg").count() >= 3, "the history, confirmation and memory figures at least");
+    assert!(
+        !page.contains("<script") && !page.contains("http-equiv=\"refresh\""),
+        "a finished report is still"
+    );
+    assert!(!page.contains("src=\"http") && !page.contains("href=\"http"), "nothing is fetched");
+    let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
+    else {
+        assert!(
+            std::env::var_os("KVTUNE_REQUIRE_CHROMIUM").is_none(),
+            "KVTUNE_REQUIRE_CHROMIUM: no chromium"
+        );
+        eprintln!("skipped: no chromium to render report.html in");
+        return;
+    };
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-html.png");
+    let _ = std::fs::remove_file(&shot);
+    let run = Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1000,2400"])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", html.canonicalize().unwrap().display()))
+        .output()
+        .expect("chromium runs");
+    assert!(shot.exists(), "no screenshot: {}", text(&run));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    let step = info.color_type.samples();
+    let rgb: Vec<&[u8]> = pixels[..info.buffer_size()].chunks(step).map(|p| &p[..3]).collect();
+    let inked = rgb.iter().filter(|p| p.iter().any(|c| *c < 200)).count() as f64 / rgb.len() as f64;
+    let colours: std::collections::HashSet<&[u8]> = rgb.iter().copied().collect();
+    eprintln!(
+        "report.html rendered to {} ({:.1}% inked, {} colours)",
+        shot.display(),
+        inked * 100.0,
+        colours.len()
+    );
+    assert!(inked > 0.02 && colours.len() > 20, "a blank or broken page: {}", shot.display());
+}
+
 /// The labels of the sides that ran confirmation rounds.
 fn confirmed_sides<'a>(records: &[&'a TrialRecord]) -> std::collections::BTreeSet<&'a str> {
     records.iter().filter(|t| t.stage == Stage::Confirm).map(|t| t.label.as_str()).collect()
@@ -172,6 +223,14 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
     let mut cut: String = journal.lines().take(5).map(|l| format!("{l}\n")).collect();
     cut.push_str("{\"event\":\"tri");
     std::fs::write(crashed.join("journal.jsonl"), cut).unwrap();
+
+    // The stopped study's reports, from its journal: how far it got, no preset.
+    let report = kvtune_with(&["report".to_string(), path_arg(&crashed)]);
+    assert!(report.status.success(), "{}", text(&report));
+    let md = std::fs::read_to_string(crashed.join("report.md")).unwrap();
+    assert!(md.contains("stopped before it finished") && md.contains("search trials so far"), "{md}");
+    assert!(!md.contains("## Answer") && !crashed.join("preset.toml").exists());
+    assert!(std::fs::read_to_string(crashed.join("report.html")).unwrap().contains("<svg"));
 
     let args = ["--resume", &path_arg(&crashed), "--workdir", &path_arg(work)];
     let run = kvtune_with(&args.map(String::from));

@@ -14,7 +14,7 @@ use crate::record::Objective;
 use crate::record::TrialRecord;
 use crate::report::text;
 use crate::space::Space;
-use crate::study::journal::{self, Entry, Journal};
+use crate::study::journal;
 use crate::study::{self, StudySettings};
 use crate::trial::{self, ChildRunner};
 
@@ -120,17 +120,15 @@ fn check_study_size(args: &TuneArgs) -> anyhow::Result<()> {
 
 /// Continues the study recorded in `dir`'s journal with the settings it began with.
 fn resume(dir: &Path, common: &Common) -> anyhow::Result<()> {
-    let entries = Journal::read(&dir.join("journal.jsonl"))?;
-    let Some(Entry::Started(header)) = entries.first() else {
-        bail!("{}/journal.jsonl does not begin with a study's start: it cannot be resumed", dir.display());
-    };
-    if entries.iter().any(|e| matches!(e, Entry::Finished { .. })) {
+    let recorded = journal::read_study(dir)?;
+    if recorded.finished {
         bail!(
             "the study in {} has finished already: its results are in {}/report.md",
             dir.display(),
             dir.display()
         );
     }
+    let header = &recorded.header;
     if header.kvtune_version != env!("CARGO_PKG_VERSION") && !common.json {
         eprintln!(
             "warning: the study was started by kvtune {} and this is {}: a resumed sampler may not go on as the first one would",
@@ -139,7 +137,7 @@ fn resume(dir: &Path, common: &Common) -> anyhow::Result<()> {
         );
     }
     let engine = engine::find(&header.engine)?;
-    let prior: Vec<TrialRecord> = journal::trials(&entries).into_iter().cloned().collect();
+    let prior = recorded.trials.clone();
     let space = Space::parse(&header.space_name, &header.space_text, &engine.param_names())?;
     if !common.json {
         eprintln!("kvtune: resuming the study in {} after {} recorded trials", dir.display(), prior.len());
@@ -147,7 +145,7 @@ fn resume(dir: &Path, common: &Common) -> anyhow::Result<()> {
     // The trials go on as quiet as the study began.
     let mut runner = runner(common)?;
     runner.quiet = header.quiet.clone();
-    run_study((**header).clone(), Some(prior), space, dir.to_path_buf(), engine, runner, common.json)
+    run_study(header.clone(), Some(prior), space, dir.to_path_buf(), engine, runner, common.json)
 }
 
 fn run_study(

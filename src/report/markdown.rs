@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::text::{budget_used, headline, holds, num, ops, pct, resolution, versus_baseline};
 use crate::budget::ByteSize;
-use crate::outcome::{StudyOutcome, Transfer, Verdict};
+use crate::outcome::{Progress, StudyOutcome, Transfer, Verdict};
 use crate::record::{Measurement, Objective, Stage, TrialRecord};
 
 pub fn report(outcome: &StudyOutcome) -> String {
@@ -19,11 +19,13 @@ pub fn report(outcome: &StudyOutcome) -> String {
         header.dataset.name,
         ByteSize(header.full_budget)
     );
+    progress(&mut md, outcome);
     match &outcome.verdict {
         Some(v) => answer(&mut md, outcome, v),
-        None => md.push_str(
+        None if outcome.progress == Progress::Finished => md.push_str(
             "**No trial succeeded, so there is no recommendation.** See the trials below for the errors.\n\n",
         ),
+        None => {}
     }
     if let Some(v) = &outcome.verdict {
         let shown = shown_runs(outcome, v);
@@ -42,8 +44,39 @@ pub fn report(outcome: &StudyOutcome) -> String {
     md
 }
 
+/// For a study not finished: that it is not, and the best single run so
+/// far (not yet a recommendation: confirmation has not judged it).
+fn progress(md: &mut String, outcome: &StudyOutcome) {
+    let state = match outcome.progress {
+        Progress::Finished => return,
+        Progress::Running => "**This study is still running**: this report is rewritten after each trial.",
+        Progress::Stopped => {
+            "**This study stopped before it finished**: `kvtune --resume` on its folder continues it \
+             (`kvtune report` on the folder rewrites this report from its journal)."
+        }
+    };
+    let objective = &outcome.header.objectives[0];
+    let search: Vec<&TrialRecord> = outcome.trials.iter().filter(|t| t.stage == Stage::Search).collect();
+    let best = search
+        .iter()
+        .filter_map(|t| Some((objective.merit(&t.measurement)?, objective.value(&t.measurement)?, t)))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let _ = writeln!(md, "{state} {} search trials so far.", search.len());
+    if let Some((_, value, t)) = best {
+        let _ = write!(
+            md,
+            " The best single run so far is {} ({}) at {} {}: one run, not yet confirmed against the defaults.",
+            t.label,
+            t.origin,
+            num(value),
+            objective.unit()
+        );
+    }
+    md.push_str("\n\n");
+}
+
 /// The representative runs of the recommendation and of the defaults.
-fn shown_runs<'a>(outcome: &'a StudyOutcome, v: &Verdict) -> Vec<&'a TrialRecord> {
+pub(super) fn shown_runs<'a>(outcome: &'a StudyOutcome, v: &Verdict) -> Vec<&'a TrialRecord> {
     let mut labels = vec![v.recommended().label.as_str()];
     if let Some(d) = v.defaults().filter(|d| d.label != v.recommended().label) {
         labels.push(d.label.as_str());
@@ -126,6 +159,18 @@ fn share(part: u64, whole: u64) -> String {
     format!("{:.0}%", part as f64 * 100.0 / whole as f64)
 }
 
+type MemoryPart = (&'static str, fn(&Measurement) -> u64);
+
+/// What fills a budget, part by part, adding up to the process's anonymous
+/// memory and the page cache charged to it.
+pub(super) const MEMORY_PARTS: [MemoryPart; 5] = [
+    ("block cache", |m| m.engine_memory().block_cache),
+    ("memtables", |m| m.engine_memory().memtables),
+    ("index and filters outside the cache", |m| m.engine_memory().table_readers),
+    ("the rest of the process", |m| m.peak_anon.saturating_sub(m.engine_memory().total())),
+    ("page cache", |m| m.peak_page_cache),
+];
+
 /// The budget split of each shown run: the engine's own parts, the rest of
 /// the process, and the page cache.
 fn memory(md: &mut String, outcome: &StudyOutcome, runs: &[&TrialRecord]) {
@@ -146,17 +191,12 @@ fn memory(md: &mut String, outcome: &StudyOutcome, runs: &[&TrialRecord]) {
     md.push_str("\n|---|");
     md.push_str(&"---|---|".repeat(runs.len()));
     md.push('\n');
-    type Part = (&'static str, fn(&Measurement) -> u64);
-    let parts: [Part; 7] = [
-        ("block cache", |m| m.engine_memory().block_cache),
-        ("memtables", |m| m.engine_memory().memtables),
-        ("index and filters outside the cache", |m| m.engine_memory().table_readers),
-        ("the rest of the process", |m| m.peak_anon.saturating_sub(m.engine_memory().total())),
+    let totals: [MemoryPart; 2] = [
         ("**engine process (anonymous memory)**", |m| m.peak_anon),
-        ("page cache", |m| m.peak_page_cache),
         ("**cgroup peak (all charged)**", |m| m.peak_memory),
     ];
-    for (name, read) in parts {
+    let (process, page_cache) = MEMORY_PARTS.split_at(4);
+    for &(name, read) in process.iter().chain(&totals[..1]).chain(page_cache).chain(&totals[1..]) {
         let _ = write!(md, "| {name} |");
         for r in runs {
             let bytes = read(&r.measurement);

@@ -1,9 +1,11 @@
 //! Exporters: pure functions from a study's outcome to bytes (CSV, Markdown,
-//! preset TOML, terminal text). [`write_study`] and [`write_trials_csv`] put
+//! HTML with SVG figures, preset TOML, terminal text). [`write_study`] and [`write_trials_csv`] put
 //! those bytes in the output folder through the one writer here.
 
 pub mod csv;
+pub mod html;
 pub mod markdown;
+mod plots;
 pub mod preset;
 pub mod text;
 
@@ -35,9 +37,20 @@ pub fn write_trials_csv(
     write(dir, "trials.csv", &csv::trials_csv(space, phases, trials)?)
 }
 
-/// Writes the report, and with a recommendation its preset and options file.
-pub fn write_study(dir: &Path, outcome: &StudyOutcome) -> anyhow::Result<()> {
+/// Rewrites `report.html` of a study still running.
+pub fn write_live(dir: &Path, outcome: &StudyOutcome, space: &Space) -> anyhow::Result<()> {
+    write(dir, "report.html", html::report(outcome, space).as_bytes())
+}
+
+/// Writes `report.md` and `report.html`.
+pub fn write_reports(dir: &Path, outcome: &StudyOutcome, space: &Space) -> anyhow::Result<()> {
     write(dir, "report.md", markdown::report(outcome).as_bytes())?;
+    write(dir, "report.html", html::report(outcome, space).as_bytes())
+}
+
+/// Writes the reports, and with a recommendation its preset and options file.
+pub fn write_study(dir: &Path, outcome: &StudyOutcome, space: &Space) -> anyhow::Result<()> {
+    write_reports(dir, outcome, space)?;
     if let Some(preset) = Preset::from_outcome(outcome) {
         write(dir, "preset.toml", preset.to_toml().as_bytes())?;
     }

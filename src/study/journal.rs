@@ -30,6 +30,30 @@ pub fn trials(entries: &[Entry]) -> Vec<&TrialRecord> {
         .collect()
 }
 
+/// What a study folder's journal holds.
+pub struct Recorded {
+    pub header: StudyHeader,
+    pub trials: Vec<TrialRecord>,
+    /// Whether the study ended (a `finished` entry closes it).
+    pub finished: bool,
+}
+
+/// Reads the journal in study folder `dir`.
+pub fn read_study(dir: &Path) -> anyhow::Result<Recorded> {
+    let entries = Journal::read(&dir.join("journal.jsonl"))?;
+    let Some(Entry::Started(header)) = entries.first() else {
+        anyhow::bail!(
+            "{}/journal.jsonl does not begin with a study's start: it is not a kvtune study",
+            dir.display()
+        );
+    };
+    Ok(Recorded {
+        header: (**header).clone(),
+        trials: trials(&entries).into_iter().cloned().collect(),
+        finished: entries.iter().any(|e| matches!(e, Entry::Finished { .. })),
+    })
+}
+
 pub struct Journal {
     path: PathBuf,
     file: File,

@@ -4,6 +4,7 @@
 //! study goes, so a crash leaves them current.
 
 pub mod compare;
+pub mod history;
 pub mod journal;
 pub mod racing;
 mod transfer;
@@ -17,14 +18,14 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::budget::ByteSize;
 use crate::engine::Engine;
-use crate::outcome::{OptionRow, ParetoPoint, StudyHeader, StudyOutcome, Transfer, Verdict, BASELINE_ORIGIN};
+use crate::outcome::{Progress, StudyHeader, StudyOutcome, BASELINE_ORIGIN};
 use crate::record::{Objective, Stage, Status, TrialRecord};
 use crate::report;
 use crate::scale::Scale;
-use crate::search::importance;
 use crate::search::Sampler;
 use crate::space::{Candidate, Space};
 use crate::trial::{self, Request, TrialRunner};
+use history::History;
 use journal::{Entry, Journal};
 
 /// Everything a study needs besides its header.
@@ -100,24 +101,13 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
         origin: BASELINE_ORIGIN.into(),
     });
     study.confirm(&contenders.iter().cloned().chain(baseline).collect::<Vec<_>>())?;
-    let confirmed = study.trials_of(Stage::Confirm);
-    let objective = &header.objectives[0];
-    let mut verdict = verdict::judge(&confirmed, objective, header.seed, &[]);
-    let mut transfer = None;
-    if let (Some(scale), Some(v)) = (header.verify_scale, &verdict) {
+    if let (Some(scale), (Some(_), _)) = (header.verify_scale, study.history().judge()) {
         study.verify(&contenders, scale)?;
-        let larger = study.trials_of(Stage::Verify);
-        let mut checked = transfer::compare(v, &larger, scale);
-        let vetoed = transfer::vetoes(&checked, v);
-        if !vetoed.is_empty() {
-            verdict = verdict::judge(&confirmed, objective, header.seed, &vetoed);
-            checked = transfer::compare(verdict.as_ref().expect("judged before"), &larger, scale);
-        }
-        transfer = Some(checked);
     }
     study.progress.finish_and_clear();
-    let outcome = study.outcome(verdict, transfer, &scratch)?;
-    report::write_study(&out_dir, &outcome)?;
+    let history = study.history();
+    let outcome = history.outcome(history.judge(), Progress::Finished, &scratch)?;
+    report::write_study(&out_dir, &outcome, &space)?;
     // Finished goes last: a crash before it leaves a study that resumes.
     if let Some(v) = &outcome.verdict {
         let recommended = v.recommended().label.clone();
@@ -177,6 +167,11 @@ struct Running<'a> {
 }
 
 impl Running<'_> {
+    /// What the study recorded so far.
+    fn history(&self) -> History<'_> {
+        History { header: self.header, trials: &self.trials, space: self.space, engine: self.engine }
+    }
+
     /// The objective the search and the verdict rank by (the first one asked).
     fn objective(&self) -> &Objective {
         &self.header.objectives[0]
@@ -194,7 +189,7 @@ impl Running<'_> {
             self.race(&last)?; // a race an interruption cut short
         }
         self.search_loop(sampler)?;
-        if let Some(note) = self.time_starved() {
+        if let Some(note) = self.history().time_starved() {
             self.say(format!("kvtune: {note}"));
         }
         Ok(())
@@ -218,7 +213,10 @@ impl Running<'_> {
         let search: Vec<&TrialRecord> = self.trials.iter().filter(|t| t.stage == Stage::Search).collect();
         let mut ran = search.iter().filter(|t| t.measurement.ran()).count();
         let mut rejected_in_a_row = search.iter().rev().take_while(|t| !t.measurement.ran()).count();
-        while ran < header.trials && rejected_in_a_row < MAX_REJECTIONS_IN_A_ROW && !self.out_of_time() {
+        while ran < header.trials
+            && rejected_in_a_row < MAX_REJECTIONS_IN_A_ROW
+            && !self.history().out_of_time()
+        {
             let defaults_tried = self.trials.iter().any(|t| t.is_default);
             let (candidate, is_default, origin) = if !defaults_tried {
                 (self.defaults.clone(), true, "defaults".to_string())
@@ -276,7 +274,7 @@ impl Running<'_> {
         while racing::decide(&racing::pairs(&self.trials, &challenger.label, &objective))
             == racing::Outcome::Running
         {
-            if self.out_of_time() {
+            if self.history().out_of_time() {
                 break;
             }
             let round = racing::pairs(&self.trials, &challenger.label, &objective).len();
@@ -314,64 +312,6 @@ impl Running<'_> {
             is_default: t.is_default,
             origin: t.origin.clone(),
         }
-    }
-
-    /// Whether the search must stop to leave time for the confirmation and
-    /// the larger-scale check within `--time`.
-    fn out_of_time(&self) -> bool {
-        match (self.header.time_budget_secs, self.time_after_search()) {
-            (Some(limit), Some((typical, reserved))) => self.spent() + typical + reserved > limit,
-            _ => false,
-        }
-    }
-
-    /// A typical search trial's seconds and the seconds the confirmation and
-    /// the larger-scale check will take, estimated from the search so far.
-    fn time_after_search(&self) -> Option<(f64, f64)> {
-        let walls: Vec<f64> = self
-            .trials
-            .iter()
-            .filter(|t| t.stage.is_search() && t.measurement.ok())
-            .map(|t| t.measurement.wall_secs)
-            .collect();
-        if walls.is_empty() {
-            return None;
-        }
-        let typical = crate::stats::median(&walls);
-        // A run at k times the scale takes about k times as long.
-        let k = self
-            .header
-            .verify_scale
-            .map_or(1.0, |s| (1u64 << self.header.scale.shift.saturating_sub(s.shift)) as f64);
-        let confirm = self.header.confirm_runs() as f64 * typical;
-        let verify = self.header.verify_runs() as f64 * typical * k;
-        Some((typical, confirm + verify))
-    }
-
-    /// When `--time` left the search almost nothing: how little, and what
-    /// limit would give it room. A study that only confirms the defaults is
-    /// not what the user asked for.
-    fn time_starved(&self) -> Option<String> {
-        let (limit, (typical, reserved)) = (self.header.time_budget_secs?, self.time_after_search()?);
-        let search = || self.trials.iter().filter(|t| t.stage == Stage::Search && t.measurement.ran());
-        let searched = search().filter(|t| !t.is_default).count();
-        if searched >= STARVED_SEARCH_TRIALS || search().count() >= self.header.trials || !self.out_of_time()
-        {
-            return None;
-        }
-        Some(format!(
-            "--time {} left the search {searched} trials beyond the defaults: at {typical:.0} s a trial the \
-             confirmation and the larger-scale check alone take about {:.0} min; --time {:.0}m gives the search about \
-             30 trials (or lower --confirm-repeats, or a smaller --scale)",
-            humantime::format_duration(std::time::Duration::from_secs(limit as u64)),
-            reserved / 60.0,
-            ((reserved + 30.0 * typical) / 60.0).ceil()
-        ))
-    }
-
-    /// Seconds the study's trials took so far.
-    fn spent(&self) -> f64 {
-        self.trials.iter().map(|t| t.measurement.wall_secs).sum()
     }
 
     /// PRUNE_FACTOR times the defaults' wall time, once they have run.
@@ -439,10 +379,6 @@ impl Running<'_> {
         Ok(())
     }
 
-    fn trials_of(&self, stage: Stage) -> Vec<TrialRecord> {
-        self.trials.iter().filter(|t| t.stage == stage).cloned().collect()
-    }
-
     /// Runs (or rejects) one candidate at the study's scale and records it everywhere.
     fn trial(
         &mut self,
@@ -490,99 +426,17 @@ impl Running<'_> {
         Ok(record)
     }
 
-    /// The finished study with what its reports need: the recommendation and
-    /// the defaults at the full budget, and the engine's options file.
-    fn outcome(
-        &self,
-        verdict: Option<Verdict>,
-        transfer: Option<Transfer>,
-        scratch: &Path,
-    ) -> anyhow::Result<StudyOutcome> {
-        let full_budget = self.header.full_budget;
-        let defaults = self.engine.resolve(&self.defaults, full_budget)?;
-        let (recommended_options, option_rows, options_file) = match &verdict {
-            None => (None, vec![], None),
-            Some(v) => {
-                let candidate = &v.recommended().candidate;
-                let recommended = self.engine.resolve(candidate, full_budget)?;
-                let rows = recommended
-                    .shown
-                    .iter()
-                    .map(|(name, value)| OptionRow {
-                        name: name.clone(),
-                        recommended: value.clone(),
-                        defaults: defaults
-                            .shown
-                            .iter()
-                            .find(|(n, _)| n == name)
-                            .map_or(String::new(), |d| d.1.clone()),
-                    })
-                    .collect();
-                let file = self.engine.options_file(candidate, full_budget, scratch)?;
-                (Some(recommended.options), rows, Some(file))
-            }
-        };
-        Ok(StudyOutcome {
-            header: self.header.clone(),
-            trials: self.trials.clone(),
-            verdict,
-            phase_names: self.phase_names.clone(),
-            default_candidate: self.defaults.clone(),
-            recommended_options,
-            option_rows,
-            options_file,
-            transfer,
-            importances: importance::importances(
-                self.space,
-                &self.trials,
-                self.objective(),
-                self.header.seed,
-            ),
-            racing: racing::summarize(&self.trials, self.objective()),
-            pareto: self.pareto(),
-            search_cut_short: self.time_starved(),
-        })
-    }
-
-    /// With two objectives, the search candidates no other candidate beats
-    /// on both (each by its mean over its search and racing runs).
-    fn pareto(&self) -> Vec<ParetoPoint> {
-        let [first, second] = match self.header.objectives.as_slice() {
-            [a, b] => [a, b],
-            _ => return vec![],
-        };
-        let points: Vec<(String, [f64; 2])> = self
-            .trials
-            .iter()
-            .filter(|t| t.stage == Stage::Search && t.measurement.ok())
-            .filter_map(|t| {
-                let score = [
-                    racing::mean_score(&self.trials, &t.label, first)?,
-                    racing::mean_score(&self.trials, &t.label, second)?,
-                ];
-                Some((t.label.clone(), score))
-            })
-            .collect();
-        let dominated = |s: &[f64; 2]| {
-            points.iter().any(|(_, o)| o[0] >= s[0] && o[1] >= s[1] && (o[0] > s[0] || o[1] > s[1]))
-        };
-        points
-            .iter()
-            .filter(|(_, s)| !dominated(s))
-            .map(|(label, s)| ParetoPoint {
-                label: label.clone(),
-                values: [first.from_score(s[0]), second.from_score(s[1])],
-            })
-            .collect()
-    }
-
     /// Logs a finished trial, appends it to the journal and rewrites the CSV.
     fn record(&mut self, record: &TrialRecord) -> anyhow::Result<()> {
         self.log(record);
         self.journal.append(&Entry::Trial(Box::new(record.clone())))?;
         self.trials.push(record.clone());
         self.advance(record);
-        report::write_trials_csv(&self.out_dir, self.space, &self.phase_names, &self.trials)
+        report::write_trials_csv(&self.out_dir, self.space, &self.phase_names, &self.trials)?;
+        // The live report: no verdict before the study ends, so the engine
+        // writes no options file and needs no scratch space.
+        let live = self.history().outcome((None, None), Progress::Running, &self.out_dir)?;
+        report::write_live(&self.out_dir, &live, self.space)
     }
 
     /// Moves the bar: under a time limit it counts the seconds spent of the
@@ -598,8 +452,8 @@ impl Running<'_> {
     /// Under a time limit: the seconds the trials took so far, of the limit.
     fn show_time_spent(&self) {
         if let Some(limit) = self.header.time_budget_secs {
-            self.progress.set_length(limit.max(self.spent()) as u64);
-            self.progress.set_position(self.spent() as u64);
+            self.progress.set_length(limit.max(self.history().spent()) as u64);
+            self.progress.set_position(self.history().spent() as u64);
         }
     }
 

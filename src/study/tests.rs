@@ -437,6 +437,10 @@ fn a_resumed_study_tells_its_sampler_what_a_live_one_told_it() {
     assert!(stopped.unwrap_err().downcast_ref::<Interrupted>().is_some());
     let prior = cut.journal_trials();
     assert_eq!(prior.len(), 3);
+    // The live report was rewritten after the last trial, and says so.
+    let live_page = std::fs::read_to_string(cut.out().join("report.html")).unwrap();
+    assert!(live_page.contains("still running") && live_page.contains("http-equiv=\"refresh\""));
+    assert!(live_page.contains("3 search trials so far"), "{live_page}");
 
     let (sampler, resumed_log) = learning();
     let resumed = cut.study(header, Some(prior), sampler, &ScriptedRunner::new(by_bloom)).unwrap();

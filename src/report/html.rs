@@ -1,0 +1,80 @@
+//! `report.html`: the Markdown report as one self-contained page (no
+//! network, no scripts) with its figures beside the sections they picture.
+//! The words and tables are the Markdown report's, so each figure is stated
+//! once; while a study runs the page reloads itself every 30 s.
+
+use pulldown_cmark::{html, Options, Parser};
+
+use super::{markdown, plots};
+use crate::outcome::{Progress, StudyOutcome};
+use crate::space::Space;
+
+/// Slice plots drawn: the most important parameters.
+const SLICES: usize = 4;
+
+const STYLE: &str = "body{font-family:sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\
+table{border-collapse:collapse;margin:1em 0;font-size:0.9em}th,td{border:1px solid #ccc;padding:3px 8px;text-align:left}\
+th{background:#f3f3f3}code{background:#f3f3f3;padding:0 3px}figure{margin:1em 0}svg{max-width:100%;height:auto}\
+.slices{display:grid;grid-template-columns:1fr 1fr;gap:0.5em}.live{background:#fff4cc;padding:0.6em 1em;border:1px solid #e6c84f}";
+
+pub fn report(outcome: &StudyOutcome, space: &Space) -> String {
+    let mut options = Options::empty();
+    options.insert(Options::ENABLE_TABLES);
+    let mut body = String::new();
+    html::push_html(&mut body, Parser::new_ext(&markdown::report(outcome), options));
+    let mut page = String::new();
+    for (i, section) in body.split("<h2>").enumerate() {
+        if i > 0 {
+            page.push_str("<h2>");
+        }
+        page.push_str(section);
+        for figure in figures(outcome, space, heading(section)) {
+            page.push_str("<figure>");
+            page.push_str(&figure);
+            page.push_str("</figure>\n");
+        }
+    }
+    let refresh = if outcome.progress == Progress::Running {
+        "<meta http-equiv=\"refresh\" content=\"30\">"
+    } else {
+        ""
+    };
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{refresh}<title>kvtune: {} at {}</title>\
+         <style>{STYLE}</style></head>\n<body>\n{page}</body></html>\n",
+        outcome.header.dataset.name,
+        crate::budget::ByteSize(outcome.header.full_budget)
+    )
+}
+
+/// The text of a section's heading (what follows `<h2>` up to its end).
+fn heading(section: &str) -> &str {
+    section.split("</h2>").next().unwrap_or("")
+}
+
+/// The figures that go with the section headed `heading`.
+fn figures(outcome: &StudyOutcome, space: &Space, heading: &str) -> Vec<String> {
+    let shown = || outcome.verdict.as_ref().map(|v| markdown::shown_runs(outcome, v)).unwrap_or_default();
+    match heading {
+        "Answer" => outcome.verdict.as_ref().and_then(plots::confirmation).into_iter().collect(),
+        h if h.starts_with("Memory") => {
+            plots::memory(&shown(), outcome.header.scaled_budget()).into_iter().collect()
+        }
+        h if h.starts_with("Where the time goes") => plots::phases(&shown()),
+        h if h.starts_with("Does it hold") => {
+            outcome.transfer.as_ref().and_then(plots::transfer).into_iter().collect()
+        }
+        h if h.starts_with("The search") => {
+            let mut figures: Vec<String> =
+                [plots::history(outcome), plots::importances(outcome)].into_iter().flatten().collect();
+            let slices = plots::slices(outcome, space, SLICES);
+            if !slices.is_empty() {
+                let cells: String = slices.into_iter().map(|(_, svg)| format!("<div>{svg}</div>")).collect();
+                figures.push(format!("<div class=\"slices\">{cells}</div>"));
+            }
+            figures.extend(plots::speed_and_size(outcome));
+            figures
+        }
+        _ => vec![],
+    }
+}

@@ -1,0 +1,194 @@
+//! What can be said of a study from its header and the trials it recorded,
+//! without running anything: the time it took and has left, its verdict
+//! and larger-scale check, its Pareto front, and the outcome its reports
+//! are written from. The running study asks it as it goes; `kvtune report`
+//! asks it of a journal.
+
+use std::path::Path;
+
+use super::{racing, transfer, verdict, STARVED_SEARCH_TRIALS};
+use crate::engine::Engine;
+use crate::outcome::{OptionRow, ParetoPoint, Progress, StudyHeader, StudyOutcome, Transfer, Verdict};
+use crate::record::{Stage, TrialRecord};
+use crate::search::importance;
+use crate::space::Space;
+
+pub struct History<'a> {
+    pub header: &'a StudyHeader,
+    pub trials: &'a [TrialRecord],
+    pub space: &'a Space,
+    pub engine: &'a dyn Engine,
+}
+
+impl History<'_> {
+    /// The trials of one stage, in order.
+    pub fn of_stage(&self, stage: Stage) -> Vec<TrialRecord> {
+        self.trials.iter().filter(|t| t.stage == stage).cloned().collect()
+    }
+
+    /// The verdict on the confirmation runs recorded, and with runs at the
+    /// larger scale the check of it there: a contender that loses there
+    /// beyond the noise is vetoed and the verdict taken again without it.
+    pub fn judge(&self) -> (Option<Verdict>, Option<Transfer>) {
+        let confirmed = self.of_stage(Stage::Confirm);
+        let objective = &self.header.objectives[0];
+        let verdict = verdict::judge(&confirmed, objective, self.header.seed, &[]);
+        let larger = self.of_stage(Stage::Verify);
+        let (Some(scale), Some(v), false) = (self.header.verify_scale, &verdict, larger.is_empty()) else {
+            return (verdict, None);
+        };
+        let checked = transfer::compare(v, &larger, scale);
+        let vetoed = transfer::vetoes(&checked, v);
+        if vetoed.is_empty() {
+            return (verdict, Some(checked));
+        }
+        let verdict = verdict::judge(&confirmed, objective, self.header.seed, &vetoed);
+        let checked = verdict.as_ref().map(|v| transfer::compare(v, &larger, scale));
+        (verdict, checked)
+    }
+
+    /// Seconds the study's trials took so far.
+    pub fn spent(&self) -> f64 {
+        self.trials.iter().map(|t| t.measurement.wall_secs).sum()
+    }
+
+    /// A typical search trial's seconds and the seconds the confirmation and
+    /// the larger-scale check will take, estimated from the search so far.
+    pub fn time_after_search(&self) -> Option<(f64, f64)> {
+        let walls: Vec<f64> = self
+            .trials
+            .iter()
+            .filter(|t| t.stage.is_search() && t.measurement.ok())
+            .map(|t| t.measurement.wall_secs)
+            .collect();
+        if walls.is_empty() {
+            return None;
+        }
+        let typical = crate::stats::median(&walls);
+        // A run at k times the scale takes about k times as long.
+        let k = self
+            .header
+            .verify_scale
+            .map_or(1.0, |s| (1u64 << self.header.scale.shift.saturating_sub(s.shift)) as f64);
+        let confirm = self.header.confirm_runs() as f64 * typical;
+        let verify = self.header.verify_runs() as f64 * typical * k;
+        Some((typical, confirm + verify))
+    }
+
+    /// Whether the search must stop to leave time for the confirmation and
+    /// the larger-scale check within `--time`.
+    pub fn out_of_time(&self) -> bool {
+        match (self.header.time_budget_secs, self.time_after_search()) {
+            (Some(limit), Some((typical, reserved))) => self.spent() + typical + reserved > limit,
+            _ => false,
+        }
+    }
+
+    /// When `--time` left the search almost nothing: how little, and what
+    /// limit would give it room. A study that only confirms the defaults is
+    /// not what the user asked for.
+    pub fn time_starved(&self) -> Option<String> {
+        let (limit, (typical, reserved)) = (self.header.time_budget_secs?, self.time_after_search()?);
+        let search = || self.trials.iter().filter(|t| t.stage == Stage::Search && t.measurement.ran());
+        let searched = search().filter(|t| !t.is_default).count();
+        if searched >= STARVED_SEARCH_TRIALS || search().count() >= self.header.trials || !self.out_of_time()
+        {
+            return None;
+        }
+        Some(format!(
+            "--time {} left the search {searched} trials beyond the defaults: at {typical:.0} s a trial the \
+             confirmation and the larger-scale check alone take about {:.0} min; --time {:.0}m gives the search about \
+             30 trials (or lower --confirm-repeats, or a smaller --scale)",
+            humantime::format_duration(std::time::Duration::from_secs(limit as u64)),
+            reserved / 60.0,
+            ((reserved + 30.0 * typical) / 60.0).ceil()
+        ))
+    }
+
+    /// With two objectives, the search candidates no other candidate beats
+    /// on both (each by its mean over its search and racing runs).
+    fn pareto(&self) -> Vec<ParetoPoint> {
+        let [first, second] = match self.header.objectives.as_slice() {
+            [a, b] => [a, b],
+            _ => return vec![],
+        };
+        let points: Vec<(String, [f64; 2])> = self
+            .trials
+            .iter()
+            .filter(|t| t.stage == Stage::Search && t.measurement.ok())
+            .filter_map(|t| {
+                let score = [
+                    racing::mean_score(self.trials, &t.label, first)?,
+                    racing::mean_score(self.trials, &t.label, second)?,
+                ];
+                Some((t.label.clone(), score))
+            })
+            .collect();
+        let dominated = |s: &[f64; 2]| {
+            points.iter().any(|(_, o)| o[0] >= s[0] && o[1] >= s[1] && (o[0] > s[0] || o[1] > s[1]))
+        };
+        points
+            .iter()
+            .filter(|(_, s)| !dominated(s))
+            .map(|(label, s)| ParetoPoint {
+                label: label.clone(),
+                values: [first.from_score(s[0]), second.from_score(s[1])],
+            })
+            .collect()
+    }
+
+    /// The finished study with what its reports need: the recommendation and
+    /// the defaults at the full budget, and the engine's options file.
+    pub fn outcome(
+        &self,
+        (verdict, transfer): (Option<Verdict>, Option<Transfer>),
+        progress: Progress,
+        scratch: &Path,
+    ) -> anyhow::Result<StudyOutcome> {
+        let full_budget = self.header.full_budget;
+        let defaults = self.engine.resolve(&self.engine.defaults(full_budget), full_budget)?;
+        let (recommended_options, option_rows, options_file) = match &verdict {
+            None => (None, vec![], None),
+            Some(v) => {
+                let candidate = &v.recommended().candidate;
+                let recommended = self.engine.resolve(candidate, full_budget)?;
+                let rows = recommended
+                    .shown
+                    .iter()
+                    .map(|(name, value)| OptionRow {
+                        name: name.clone(),
+                        recommended: value.clone(),
+                        defaults: defaults
+                            .shown
+                            .iter()
+                            .find(|(n, _)| n == name)
+                            .map_or(String::new(), |d| d.1.clone()),
+                    })
+                    .collect();
+                let file = self.engine.options_file(candidate, full_budget, scratch)?;
+                (Some(recommended.options), rows, Some(file))
+            }
+        };
+        Ok(StudyOutcome {
+            header: self.header.clone(),
+            trials: self.trials.to_vec(),
+            verdict,
+            phase_names: self.header.dataset.workload(self.header.scaled_budget()).phase_names(),
+            default_candidate: self.engine.defaults(self.header.full_budget),
+            recommended_options,
+            option_rows,
+            options_file,
+            transfer,
+            importances: importance::importances(
+                self.space,
+                self.trials,
+                &self.header.objectives[0],
+                self.header.seed,
+            ),
+            racing: racing::summarize(self.trials, &self.header.objectives[0]),
+            pareto: self.pareto(),
+            search_cut_short: self.time_starved(),
+            progress,
+        })
+    }
+}
