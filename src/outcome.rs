@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::dataset::Dataset;
+use crate::engine::OptionsFiles;
 use crate::record::{Objective, OptionSet, TrialRecord};
 use crate::scale::Scale;
 
@@ -270,8 +271,8 @@ pub struct StudyOutcome {
     pub recommended_options: Option<OptionSet>,
     /// The recommendation beside the defaults, option by option, at the full budget.
     pub option_rows: Vec<OptionRow>,
-    /// The engine's native options file of the recommendation.
-    pub options_file: Option<String>,
+    /// The engine's native options files of the recommendation.
+    pub options_files: Option<OptionsFiles>,
     /// The contenders re-measured at a larger scale, if the study did so.
     pub transfer: Option<Transfer>,
     /// Each searched parameter's share of the explained variation, largest first.

@@ -89,6 +89,19 @@ fn tune_writes_every_output_and_cleans_up() {
         "{options_text}"
     );
 
+    // The portable file loads strictly in this RocksDB, holds no line that
+    // RocksDB's defaults hold alike, and loads in an older RocksDB too.
+    std::fs::copy(out.join("OPTIONS-portable"), load_dir.join("OPTIONS-000002")).unwrap();
+    let (cache, env) = (rocksdb::Cache::new_lru_cache(1 << 20), rocksdb::Env::new().unwrap());
+    rocksdb::Options::load_latest(&load_dir, env, false, cache).expect("RocksDB loads OPTIONS-portable");
+    let portable = std::fs::read_to_string(out.join("OPTIONS-portable")).unwrap();
+    assert!(portable.lines().count() < options_text.lines().count() / 3, "{portable}");
+    assert!(
+        portable.contains(&format!("write_buffer_size={}", preset.options["write_buffer_size"])),
+        "{portable}"
+    );
+    python_opens_a_database_with(&out.join("OPTIONS-portable"), dir.path());
+
     // One CSV row per trial, as many as the journal records.
     let entries = Journal::read(&out.join("journal.jsonl")).unwrap();
     let records = journal::trials(&entries);
@@ -208,6 +221,28 @@ fn the_html_report_renders(html: &Path) {
         colours.len()
     );
     assert!(inked > 0.02 && colours.len() > 20, "a blank or broken page: {}", shot.display());
+}
+
+/// README's Python example (`examples/load_options.py`: rocksdict, a
+/// RocksDB binding from PyPI built on an older RocksDB, unknown options
+/// refused) opens a database with `options`. KVTUNE_PYTHON names the Python
+/// that has rocksdict (default `python3`); without it the check is skipped,
+/// unless KVTUNE_REQUIRE_ROCKSDICT is set (CI sets it).
+fn python_opens_a_database_with(options: &Path, scratch: &Path) {
+    let python = std::env::var("KVTUNE_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has = Command::new(&python).args(["-c", "import rocksdict"]).output();
+    if !has.is_ok_and(|o| o.status.success()) {
+        assert!(
+            std::env::var_os("KVTUNE_REQUIRE_ROCKSDICT").is_none(),
+            "KVTUNE_REQUIRE_ROCKSDICT: no rocksdict"
+        );
+        eprintln!("skipped: no Python with rocksdict ({python})");
+        return;
+    }
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/load_options.py");
+    let run =
+        Command::new(&python).arg(example).arg(options).arg(scratch.join("python-db")).output().unwrap();
+    assert!(run.status.success() && text(&run).contains("opened"), "{}", text(&run));
 }
 
 /// The labels of the sides that ran confirmation rounds.

@@ -132,6 +132,17 @@ pub enum EngineError {
 }
 
 /// An engine kvtune can tune.
+/// An option set in the engine's own file format.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptionsFiles {
+    /// Every option, as this build of the engine writes them.
+    pub full: String,
+    /// Only what differs from the engine's own defaults, so older versions
+    /// that refuse options they do not know load it too (`None` where the
+    /// full file is that already).
+    pub portable: Option<String>,
+}
+
 pub trait Engine: Sync {
     fn name(&self) -> &'static str;
     /// Every parameter a search space may name.
@@ -154,9 +165,14 @@ pub trait Engine: Sync {
     }
     /// Opens a fresh store in `dir` running `candidate` at `budget` bytes.
     fn open(&self, candidate: &Candidate, budget: u64, dir: &Path) -> anyhow::Result<Box<dyn KvStore>>;
-    /// The engine's native options file for `candidate` at `budget` bytes,
+    /// The engine's native options files for `candidate` at `budget` bytes,
     /// made where it may write scratch files (`scratch`).
-    fn options_file(&self, candidate: &Candidate, budget: u64, scratch: &Path) -> anyhow::Result<String>;
+    fn options_file(
+        &self,
+        candidate: &Candidate,
+        budget: u64,
+        scratch: &Path,
+    ) -> anyhow::Result<OptionsFiles>;
 
     /// The names of [`Engine::params`].
     fn param_names(&self) -> Vec<&'static str> {

@@ -48,13 +48,13 @@ pub fn write_reports(dir: &Path, outcome: &StudyOutcome, space: &Space) -> anyho
     write(dir, "report.html", html::report(outcome, space).as_bytes())
 }
 
-/// Writes the reports, and with a recommendation its preset and options file.
+/// Writes the reports, and with a recommendation its preset and options files.
 pub fn write_study(dir: &Path, outcome: &StudyOutcome, space: &Space) -> anyhow::Result<()> {
     write_reports(dir, outcome, space)?;
     if let Some(preset) = Preset::from_outcome(outcome) {
         write(dir, "preset.toml", preset.to_toml().as_bytes())?;
     }
-    if let Some(file) = &outcome.options_file {
+    if let Some(files) = &outcome.options_files {
         let banner = format!(
             "# {} options recommended by kvtune {} for the `{}` workload at a memory budget of {}.\n",
             outcome.header.engine,
@@ -62,7 +62,10 @@ pub fn write_study(dir: &Path, outcome: &StudyOutcome, space: &Space) -> anyhow:
             outcome.header.dataset.name,
             crate::budget::ByteSize(outcome.header.full_budget),
         );
-        write(dir, "OPTIONS", format!("{banner}{file}").as_bytes())?;
+        write(dir, "OPTIONS", format!("{banner}{}", files.full).as_bytes())?;
+        if let Some(portable) = &files.portable {
+            write(dir, "OPTIONS-portable", format!("{banner}{portable}").as_bytes())?;
+        }
     }
     Ok(())
 }

@@ -147,7 +147,7 @@ impl History<'_> {
     ) -> anyhow::Result<StudyOutcome> {
         let full_budget = self.header.full_budget;
         let defaults = self.engine.resolve(&self.engine.defaults(full_budget), full_budget)?;
-        let (recommended_options, option_rows, options_file) = match &verdict {
+        let (recommended_options, option_rows, options_files) = match &verdict {
             None => (None, vec![], None),
             Some(v) => {
                 let candidate = &v.recommended().candidate;
@@ -165,8 +165,8 @@ impl History<'_> {
                             .map_or(String::new(), |d| d.1.clone()),
                     })
                     .collect();
-                let file = self.engine.options_file(candidate, full_budget, scratch)?;
-                (Some(recommended.options), rows, Some(file))
+                let files = self.engine.options_file(candidate, full_budget, scratch)?;
+                (Some(recommended.options), rows, Some(files))
             }
         };
         Ok(StudyOutcome {
@@ -177,7 +177,7 @@ impl History<'_> {
             default_candidate: self.engine.defaults(self.header.full_budget),
             recommended_options,
             option_rows,
-            options_file,
+            options_files,
             transfer,
             importances: importance::importances(
                 self.space,

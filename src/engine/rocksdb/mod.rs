@@ -5,6 +5,7 @@
 
 mod knobs;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use rocksdb::properties::{self, PropName};
 use rocksdb::statistics::Ticker;
 use rocksdb::{Options, ReadOptions, WaitForCompactOptions, WriteBatch, DB};
 
-use super::{dir_size, Engine, EngineError, KvStore, ParamDoc, Read, Resolved};
+use super::{dir_size, Engine, EngineError, KvStore, OptionsFiles, ParamDoc, Read, Resolved};
 use crate::budget::ByteSize;
 use crate::dataset::ops::{Batch, Op, OpKind};
 use crate::dataset::Dataset;
@@ -84,24 +85,29 @@ impl Engine for RocksDb {
     }
 
     /// RocksDB writes the file itself while opening a scratch database, so
-    /// every field is exactly as RocksDB spells and loads it.
-    fn options_file(&self, candidate: &Candidate, budget: u64, scratch: &Path) -> anyhow::Result<String> {
+    /// every field is exactly as RocksDB spells and loads it. The portable
+    /// file keeps the lines that differ from what RocksDB writes for its own
+    /// defaults: an option this RocksDB added since an older one (which
+    /// that one would refuse) stays out unless kvtune changed it.
+    fn options_file(
+        &self,
+        candidate: &Candidate,
+        budget: u64,
+        scratch: &Path,
+    ) -> anyhow::Result<OptionsFiles> {
         std::fs::create_dir_all(scratch)
             .with_context(|| format!("making the scratch directory {}", scratch.display()))?;
         let dir = tempfile::tempdir_in(scratch)
             .with_context(|| format!("making a scratch directory in {}", scratch.display()))?;
         let build = Build::new(candidate, budget)?;
         let (cache, row_cache) = (build.block_cache_size, build.row_cache_size);
-        drop(RocksStore::open(dir.path(), build)?);
-        let newest = std::fs::read_dir(dir.path())?
-            .filter_map(|e| e.ok())
-            .filter_map(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                let number: u64 = name.strip_prefix("OPTIONS-")?.parse().ok()?;
-                Some((number, e.path()))
-            })
-            .max()
-            .context("RocksDB wrote no OPTIONS file")?;
+        let tuned = dir.path().join("tuned");
+        drop(RocksStore::open(&tuned, build)?);
+        let stock = dir.path().join("stock");
+        let mut plain = Options::default();
+        plain.create_if_missing(true);
+        drop(DB::open(&plain, &stock).with_context(|| format!("opening RocksDB in {}", stock.display()))?);
+        let (tuned, stock) = (written_options(&tuned)?, written_options(&stock)?);
         let mut banner = format!(
             "# RocksDB does not write the block cache into OPTIONS files: create an LRU cache of\n\
              # block_cache_size = {cache} bytes ({}) and pass it when loading, e.g. Options::load_latest(dir, env,\n\
@@ -117,8 +123,69 @@ impl Engine for RocksDb {
                 ByteSize(row_cache),
             );
         }
-        Ok(banner + &std::fs::read_to_string(newest.1)?)
+        let portable = format!(
+            "{banner}# Portable: only the options that differ from RocksDB's defaults, so a RocksDB older than\n\
+             # {} that refuses options it does not know loads it too; every other option is that RocksDB's default.\n{}",
+            rocksdb_version(&tuned).unwrap_or("this one"),
+            differing(&tuned, &stock)
+        );
+        Ok(OptionsFiles { full: banner + &tuned, portable: Some(portable) })
     }
+}
+
+/// The newest OPTIONS file RocksDB wrote in database directory `dir`.
+fn written_options(dir: &Path) -> anyhow::Result<String> {
+    let newest = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let number: u64 = name.strip_prefix("OPTIONS-")?.parse().ok()?;
+            Some((number, e.path()))
+        })
+        .max()
+        .context("RocksDB wrote no OPTIONS file")?;
+    Ok(std::fs::read_to_string(newest.1)?)
+}
+
+/// The RocksDB version an OPTIONS file names.
+fn rocksdb_version(text: &str) -> Option<&str> {
+    text.lines().find_map(|l| l.trim().strip_prefix("rocksdb_version="))
+}
+
+/// `[section] key` to value, for every `key=value` line of an OPTIONS file.
+fn options_lines(text: &str) -> BTreeMap<String, String> {
+    let mut section = String::new();
+    let mut lines = BTreeMap::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.starts_with('#')) {
+        if line.starts_with('[') {
+            section = line.to_string();
+        } else if let Some((key, value)) = line.split_once('=') {
+            lines.insert(format!("{section} {key}"), value.to_string());
+        }
+    }
+    lines
+}
+
+/// OPTIONS text `tuned` without the lines that `stock` holds alike; every
+/// section heading and the `[Version]` section stay.
+fn differing(tuned: &str, stock: &str) -> String {
+    let stock = options_lines(stock);
+    let mut section = String::new();
+    let mut kept = String::new();
+    for line in tuned.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            section = trimmed.to_string();
+        } else if let Some((key, value)) = trimmed.split_once('=') {
+            let alike = stock.get(&format!("{section} {key}")).is_some_and(|v| v == value);
+            if alike && section != "[Version]" {
+                continue;
+            }
+        }
+        kept.push_str(line);
+        kept.push('\n');
+    }
+    kept
 }
 
 /// Longest kvtune waits for RocksDB's background work to finish.
@@ -384,21 +451,7 @@ mod tests {
     /// The OPTIONS file RocksDB writes for `candidate`.
     fn options_file(candidate: &Candidate, budget: u64) -> String {
         let scratch = tempfile::tempdir().unwrap();
-        RocksDb.options_file(candidate, budget, scratch.path()).unwrap()
-    }
-
-    /// `[section] key` to value, for every `key=value` line of an OPTIONS file.
-    fn options_lines(text: &str) -> BTreeMap<String, String> {
-        let mut section = String::new();
-        let mut lines = BTreeMap::new();
-        for line in text.lines().map(str::trim).filter(|l| !l.starts_with('#')) {
-            if line.starts_with('[') {
-                section = line.to_string();
-            } else if let Some((key, value)) = line.split_once('=') {
-                lines.insert(format!("{section} {key}"), value.to_string());
-            }
-        }
-        lines
+        RocksDb.options_file(candidate, budget, scratch.path()).unwrap().full
     }
 
     fn has_line(text: &str, line: &str) -> bool {
