@@ -133,6 +133,43 @@ impl Engine for RocksDb {
     }
 }
 
+/// RocksDB options as kvtune runs them: what a Rust program opens its
+/// database with. The caches are inside `options` already; they are here
+/// too so a program can watch their usage.
+pub struct Tuned {
+    pub options: Options,
+    pub block_cache: Option<rocksdb::Cache>,
+    pub row_cache: Option<rocksdb::Cache>,
+    /// With a prefix extractor: the prefix length, in bytes, within which
+    /// the application should read with `ReadOptions::set_prefix_same_as_start`
+    /// (reads that cross prefixes must not), if the candidate asks so.
+    pub prefix_bounded_reads: Option<usize>,
+}
+
+/// The RocksDB options of `candidate` (a preset's `[candidate]`) at a
+/// budget of `budget` bytes, each option by its scaling rule, caches made.
+///
+/// ```
+/// use kvtune::engine::rocksdb::options;
+/// use kvtune::report::Preset;
+///
+/// let preset = Preset::load("examples/spork-128GiB.preset.toml".as_ref())?;
+/// let tuned = options(&preset.candidate, preset.budget_bytes)?;
+/// let dir = tempfile::tempdir()?;
+/// let mut db_options = tuned.options;
+/// db_options.create_if_missing(true);
+/// let db = rocksdb::DB::open(&db_options, dir.path())?;
+/// db.put(b"register", b"value")?;
+/// assert_eq!(tuned.block_cache.map(|c| c.get_usage() < 1 << 20), Some(true));
+/// # Ok::<(), anyhow::Error>(())
+/// ```
+pub fn options(candidate: &Candidate, budget: u64) -> Result<Tuned, EngineError> {
+    let build = Build::new(candidate, budget)?;
+    let prefix_bounded_reads = (build.prefix_len > 0 && build.prefix_bounded_reads).then_some(build.prefix_len);
+    let (options, caches) = build.into_options();
+    Ok(Tuned { options, block_cache: caches.block, row_cache: caches.row, prefix_bounded_reads })
+}
+
 /// The newest OPTIONS file RocksDB wrote in database directory `dir`.
 fn written_options(dir: &Path) -> anyhow::Result<String> {
     let newest = std::fs::read_dir(dir)?
