@@ -162,9 +162,16 @@ fn tune_writes_every_output_and_cleans_up() {
     let args = ["bench", "--preset", &preset_path, "--repeat", "1", "--json", "--workdir", &path_arg(&work)];
     let bench = kvtune_with(&args.map(String::from));
     assert!(bench.status.success(), "{}", text(&bench));
+    matches_schema("comparison", &bench.stdout, dir.path());
     let json: serde_json::Value = serde_json::from_slice(&bench.stdout).unwrap();
     assert_eq!(json["scale"], "1/4");
     assert_eq!(json["sides"][0]["runs"].as_array().unwrap().len(), 1);
+    // The study's reports again from its journal, the verdict as JSON.
+    let again = kvtune_with(&["report".to_string(), path_arg(&out), "--json".into()]);
+    assert!(again.status.success(), "{}", text(&again));
+    matches_schema("report", &again.stdout, dir.path());
+    let reported: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!((reported["finished"].as_bool(), reported["verdict"]["recommended"].is_u64()), (Some(true), true));
 
     // Every trial's database is gone.
     let left: Vec<PathBuf> = std::fs::read_dir(&work).unwrap().map(|e| e.unwrap().path()).collect();
@@ -223,26 +230,42 @@ fn the_html_report_renders(html: &Path) {
     assert!(inked > 0.02 && colours.len() > 20, "a blank or broken page: {}", shot.display());
 }
 
+/// The Python the checks below run (KVTUNE_PYTHON, default `python3`) if
+/// it has `modules`; without them the check is skipped, unless
+/// KVTUNE_REQUIRE_PYTHON is set (CI sets it, with a Python that has them).
+fn python_with(modules: &str) -> Option<String> {
+    let python = std::env::var("KVTUNE_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has = Command::new(&python).args(["-c", &format!("import {modules}")]).output();
+    if has.is_ok_and(|o| o.status.success()) {
+        return Some(python);
+    }
+    assert!(
+        std::env::var_os("KVTUNE_REQUIRE_PYTHON").is_none(),
+        "KVTUNE_REQUIRE_PYTHON: {python} lacks {modules}"
+    );
+    eprintln!("skipped: {python} lacks {modules}");
+    None
+}
+
 /// README's Python example (`examples/load_options.py`: rocksdict, a
 /// RocksDB binding from PyPI built on an older RocksDB, unknown options
-/// refused) opens a database with `options`. KVTUNE_PYTHON names the Python
-/// that has rocksdict (default `python3`); without it the check is skipped,
-/// unless KVTUNE_REQUIRE_ROCKSDICT is set (CI sets it).
+/// refused) opens a database with `options`.
 fn python_opens_a_database_with(options: &Path, scratch: &Path) {
-    let python = std::env::var("KVTUNE_PYTHON").unwrap_or_else(|_| "python3".into());
-    let has = Command::new(&python).args(["-c", "import rocksdict"]).output();
-    if !has.is_ok_and(|o| o.status.success()) {
-        assert!(
-            std::env::var_os("KVTUNE_REQUIRE_ROCKSDICT").is_none(),
-            "KVTUNE_REQUIRE_ROCKSDICT: no rocksdict"
-        );
-        eprintln!("skipped: no Python with rocksdict ({python})");
-        return;
-    }
+    let Some(python) = python_with("rocksdict") else { return };
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/load_options.py");
     let run =
         Command::new(&python).arg(example).arg(options).arg(scratch.join("python-db")).output().unwrap();
     assert!(run.status.success() && text(&run).contains("opened"), "{}", text(&run));
+}
+
+/// `stdout` is JSON of the `kind` the schema in `schema/` describes.
+fn matches_schema(kind: &str, stdout: &[u8], scratch: &Path) {
+    let Some(python) = python_with("jsonschema") else { return };
+    let file = scratch.join(format!("{kind}.json"));
+    std::fs::write(&file, stdout).unwrap();
+    let validate = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/validate.py");
+    let run = Command::new(&python).arg(validate).arg(kind).arg(&file).output().unwrap();
+    assert!(run.status.success(), "{}", text(&run));
 }
 
 /// The labels of the sides that ran confirmation rounds.
@@ -318,11 +341,13 @@ fn grid_over_the_badger_thread_space() {
                 &path_arg(&out),
                 "--workdir",
                 &path_arg(&dir.path().join("work")),
+                "--json",
             ]),
         ]
         .concat(),
     );
     assert!(run.status.success(), "{}", text(&run));
+    matches_schema("tune", &run.stdout, dir.path());
     let mut csv = csv::Reader::from_path(out.join("trials.csv")).unwrap();
     let headers = csv.headers().unwrap().clone();
     let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
@@ -345,6 +370,7 @@ fn bench_prints_medians_as_json() {
         .concat(),
     );
     assert!(run.status.success(), "{}", text(&run));
+    matches_schema("comparison", &run.stdout, dir.path());
     let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     assert_eq!(json["sides"][0]["runs"].as_array().unwrap().len(), 2);
     let metrics = json["metrics"].as_array().unwrap();
@@ -372,6 +398,7 @@ fn compare_pairs_a_change_with_its_baseline() {
     .concat();
     let run = kvtune_with(&[args.clone(), vec!["--json".into()]].concat());
     assert!(run.status.success(), "{}", text(&run));
+    matches_schema("comparison", &run.stdout, dir.path());
     let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     let labels: Vec<&str> =
         json["sides"].as_array().unwrap().iter().map(|s| s["label"].as_str().unwrap()).collect();

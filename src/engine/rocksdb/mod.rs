@@ -165,7 +165,8 @@ pub struct Tuned {
 /// ```
 pub fn options(candidate: &Candidate, budget: u64) -> Result<Tuned, EngineError> {
     let build = Build::new(candidate, budget)?;
-    let prefix_bounded_reads = (build.prefix_len > 0 && build.prefix_bounded_reads).then_some(build.prefix_len);
+    let prefix_bounded_reads =
+        (build.prefix_len > 0 && build.prefix_bounded_reads).then_some(build.prefix_len);
     let (options, caches) = build.into_options();
     Ok(Tuned { options, block_cache: caches.block, row_cache: caches.row, prefix_bounded_reads })
 }
