@@ -260,6 +260,10 @@ pub struct ReportArgs {
     /// The study's folder (the one holding journal.jsonl).
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
+    /// Other studies to put beside this one: prints a table of them side by side and writes
+    /// DIR/versus.html with their searches on one chart (e.g. `--compare out/random out/tpe`).
+    #[arg(long, value_name = "DIR", num_args = 1..)]
+    pub compare: Vec<PathBuf>,
     /// Print the study's verdict as JSON instead of where the reports went.
     #[arg(long)]
     pub json: bool,

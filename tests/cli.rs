@@ -171,7 +171,10 @@ fn tune_writes_every_output_and_cleans_up() {
     assert!(again.status.success(), "{}", text(&again));
     matches_schema("report", &again.stdout, dir.path());
     let reported: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
-    assert_eq!((reported["finished"].as_bool(), reported["verdict"]["recommended"].is_u64()), (Some(true), true));
+    assert_eq!(
+        (reported["finished"].as_bool(), reported["verdict"]["recommended"].is_u64()),
+        (Some(true), true)
+    );
 
     // Every trial's database is gone.
     let left: Vec<PathBuf> = std::fs::read_dir(&work).unwrap().map(|e| e.unwrap().path()).collect();
@@ -316,6 +319,18 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
     assert_eq!(csv::Reader::from_path(crashed.join("trials.csv")).unwrap().records().count(), trials.len());
 
     fails_with(&["--resume", &path_arg(&crashed)], &["finished already"]);
+
+    // The two studies side by side.
+    let versus =
+        kvtune_with(&["report", &path_arg(finished), "--compare", &path_arg(&crashed)].map(String::from));
+    assert!(versus.status.success(), "{}", text(&versus));
+    let table = String::from_utf8_lossy(&versus.stdout);
+    assert!(
+        table.contains("| search trials | 3 | 3 |") && table.contains("| state | finished | finished |"),
+        "{table}"
+    );
+    let page = std::fs::read_to_string(finished.join("versus.html")).unwrap();
+    assert!(page.contains("<table>") && page.contains("<svg"), "{page}");
 }
 
 #[test]

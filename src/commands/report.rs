@@ -1,49 +1,77 @@
 //! `kvtune report DIR`: a study's reports written again from its journal,
 //! with this kvtune's report; a study that stopped midway gets a report of
-//! how far it got (no preset: nothing was confirmed).
+//! how far it got (no verdict and no preset until it finishes). With `--compare`, other
+//! studies beside it.
+
+use std::path::Path;
 
 use anyhow::Context;
 
 use crate::cli::ReportArgs;
 use crate::engine;
-use crate::outcome::Progress;
+use crate::outcome::{Progress, StudyOutcome};
 use crate::report;
 use crate::space::Space;
 use crate::study::history::History;
 use crate::study::journal;
 
 pub fn report(args: ReportArgs) -> anyhow::Result<()> {
-    let recorded = journal::read_study(&args.dir)?;
+    let (outcome, space) = read(&args.dir)?;
+    match outcome.progress {
+        Progress::Finished => report::write_study(&args.dir, &outcome, &space)?,
+        _ => report::write_reports(&args.dir, &outcome, &space)?,
+    }
+    let finished = outcome.progress == Progress::Finished;
+    if !args.compare.is_empty() {
+        return versus(&args, outcome);
+    }
+    if args.json {
+        let json = serde_json::json!({
+            "out_dir": args.dir,
+            "finished": finished,
+            "trials": outcome.trials.len(),
+            "verdict": outcome.verdict,
+        });
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        let state = if finished { "finished" } else { "stopped before it finished" };
+        let dir = args.dir.display();
+        println!(
+            "kvtune: the study in {dir} ({state}, {} trials): {dir}/report.md and {dir}/report.html rewritten",
+            outcome.trials.len()
+        );
+    }
+    Ok(())
+}
+
+/// The study in `dir` as its journal says it now, with its search space.
+fn read(dir: &Path) -> anyhow::Result<(StudyOutcome, Space)> {
+    let recorded = journal::read_study(dir)?;
     let header = &recorded.header;
     let engine = engine::find(&header.engine)?;
     let space = Space::parse(&header.space_name, &header.space_text, &engine.param_names())?;
     let history = History { header, trials: &recorded.trials, space: &space, engine };
     let progress = if recorded.finished { Progress::Finished } else { Progress::Stopped };
     // The engine writes its options file through a scratch database.
-    let scratch = tempfile::tempdir_in(&args.dir)
-        .with_context(|| format!("making a scratch folder in {}", args.dir.display()))?;
-    let outcome = history.outcome(history.judge(), progress, scratch.path())?;
-    match progress {
-        Progress::Finished => report::write_study(&args.dir, &outcome, &space)?,
-        _ => report::write_reports(&args.dir, &outcome, &space)?,
+    let scratch =
+        tempfile::tempdir_in(dir).with_context(|| format!("making a scratch folder in {}", dir.display()))?;
+    // A study that stopped has no verdict yet, whatever runs it confirmed:
+    // the rounds and the larger-scale check judge together.
+    let judged = if recorded.finished { history.judge() } else { (None, None) };
+    let outcome = history.outcome(judged, progress, scratch.path())?;
+    Ok((outcome, space))
+}
+
+/// This study and the `--compare` ones side by side: the table printed,
+/// `versus.html` written beside this study's reports.
+fn versus(args: &ReportArgs, first: StudyOutcome) -> anyhow::Result<()> {
+    let mut studies = vec![(args.dir.display().to_string(), first)];
+    for dir in &args.compare {
+        studies.push((dir.display().to_string(), read(dir)?.0));
     }
-    if args.json {
-        let json = serde_json::json!({
-            "out_dir": args.dir,
-            "finished": recorded.finished,
-            "trials": recorded.trials.len(),
-            "verdict": outcome.verdict,
-        });
-        println!("{}", serde_json::to_string_pretty(&json)?);
-    } else {
-        let state = if recorded.finished { "finished" } else { "stopped before it finished" };
-        println!(
-            "kvtune: the study in {} ({state}, {} trials): {}/report.md and {}/report.html rewritten",
-            args.dir.display(),
-            recorded.trials.len(),
-            args.dir.display(),
-            args.dir.display()
-        );
-    }
+    let sides: Vec<(&str, &StudyOutcome)> = studies.iter().map(|(l, o)| (l.as_str(), o)).collect();
+    report::write_versus(&args.dir, &sides)?;
+    print!("{}", report::markdown::versus(&sides));
+    println!("\n(written as {}/versus.html, with the searches on one chart)", args.dir.display());
     Ok(())
 }

@@ -18,32 +18,47 @@ th{background:#f3f3f3}code{background:#f3f3f3;padding:0 3px}figure{margin:1em 0}
 .slices{display:grid;grid-template-columns:1fr 1fr;gap:0.5em}.live{background:#fff4cc;padding:0.6em 1em;border:1px solid #e6c84f}";
 
 pub fn report(outcome: &StudyOutcome, space: &Space) -> String {
-    let mut options = Options::empty();
-    options.insert(Options::ENABLE_TABLES);
     let mut body = String::new();
-    html::push_html(&mut body, Parser::new_ext(&markdown::report(outcome), options));
-    let mut page = String::new();
-    for (i, section) in body.split("<h2>").enumerate() {
+    for (i, section) in to_html(&markdown::report(outcome)).split("<h2>").enumerate() {
         if i > 0 {
-            page.push_str("<h2>");
+            body.push_str("<h2>");
         }
-        page.push_str(section);
-        for figure in figures(outcome, space, heading(section)) {
-            page.push_str("<figure>");
-            page.push_str(&figure);
-            page.push_str("</figure>\n");
-        }
+        body.push_str(section);
+        body.push_str(&figures(figures_of(outcome, space, heading(section))));
     }
-    let refresh = if outcome.progress == Progress::Running {
-        "<meta http-equiv=\"refresh\" content=\"30\">"
-    } else {
-        ""
-    };
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{refresh}<title>kvtune: {} at {}</title>\
-         <style>{STYLE}</style></head>\n<body>\n{page}</body></html>\n",
+    let title = format!(
+        "kvtune: {} at {}",
         outcome.header.dataset.name,
         crate::budget::ByteSize(outcome.header.full_budget)
+    );
+    page(&title, &body, outcome.progress == Progress::Running)
+}
+
+/// Studies side by side: the table, then their searches on one chart.
+pub fn versus(studies: &[(&str, &StudyOutcome)]) -> String {
+    let body =
+        to_html(&markdown::versus(studies)) + &figures(plots::histories(studies).into_iter().collect());
+    page("kvtune: studies side by side", &body, false)
+}
+
+fn to_html(md: &str) -> String {
+    let mut options = Options::empty();
+    options.insert(Options::ENABLE_TABLES);
+    let mut html = String::new();
+    html::push_html(&mut html, Parser::new_ext(md, options));
+    html
+}
+
+fn figures(svgs: Vec<String>) -> String {
+    svgs.into_iter().map(|svg| format!("<figure>{svg}</figure>\n")).collect()
+}
+
+/// A whole page around `body`; a live one reloads itself.
+fn page(title: &str, body: &str, live: bool) -> String {
+    let refresh = if live { "<meta http-equiv=\"refresh\" content=\"30\">" } else { "" };
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{refresh}<title>{title}</title>\
+         <style>{STYLE}</style></head>\n<body>\n{body}</body></html>\n"
     )
 }
 
@@ -53,7 +68,7 @@ fn heading(section: &str) -> &str {
 }
 
 /// The figures that go with the section headed `heading`.
-fn figures(outcome: &StudyOutcome, space: &Space, heading: &str) -> Vec<String> {
+fn figures_of(outcome: &StudyOutcome, space: &Space, heading: &str) -> Vec<String> {
     let shown = || outcome.verdict.as_ref().map(|v| markdown::shown_runs(outcome, v)).unwrap_or_default();
     match heading {
         "Answer" => outcome.verdict.as_ref().and_then(plots::confirmation).into_iter().collect(),

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::text::{budget_used, headline, holds, num, ops, pct, resolution, versus_baseline};
+use super::text::{budget_used, headline, holds, num, ops, p_value, pct, resolution, versus_baseline};
 use crate::budget::ByteSize;
 use crate::outcome::{Progress, StudyOutcome, Transfer, Verdict};
 use crate::record::{Measurement, Objective, Stage, TrialRecord};
@@ -99,12 +99,12 @@ fn answer(md: &mut String, outcome: &StudyOutcome, v: &Verdict) {
             let paired = close.paired.expect("filtered");
             let _ = writeln!(
                 md,
-                "The best other candidate, {}, measured {} against the defaults beside it (95% CI {} to {}, Holm-corrected p = {:.3}).\n",
+                "The best other candidate, {}, measured {} against the defaults beside it (95% CI {} to {}, Holm-corrected {}).\n",
                 close.label,
                 pct(paired.change.point),
                 pct(paired.change.low),
                 pct(paired.change.high),
-                close.p_adjusted.unwrap_or(1.0)
+                p_value(close.p_adjusted.unwrap_or(1.0))
             );
         }
     }
@@ -486,5 +486,81 @@ fn trials(md: &mut String, outcome: &StudyOutcome) {
             m.wall_secs,
             notes.join(", ").replace('|', "/")
         );
+    }
+}
+
+/// Studies side by side (`kvtune report DIR --compare DIR2`): a row per
+/// fact, a column per study.
+pub fn versus(studies: &[(&str, &StudyOutcome)]) -> String {
+    let mut md = String::from("# kvtune: studies side by side\n\n| |");
+    for (label, _) in studies {
+        let _ = write!(md, " {label} |");
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---|".repeat(studies.len()));
+    md.push('\n');
+    type Fact = (&'static str, fn(&StudyOutcome) -> String);
+    let facts: [Fact; 10] = [
+        ("dataset, budget", |o| format!("{} at {}", o.header.dataset.name, ByteSize(o.header.full_budget))),
+        ("scale, strategy", |o| format!("{}, {}", o.header.scale, o.header.strategy)),
+        ("search trials", |o| {
+            o.trials.iter().filter(|t| t.stage == Stage::Search && t.measurement.ran()).count().to_string()
+        }),
+        ("runs in all, hours", |o| {
+            let ran: Vec<&TrialRecord> = o.trials.iter().filter(|t| t.measurement.ran()).collect();
+            format!("{}, {:.2}", ran.len(), ran.iter().map(|t| t.measurement.wall_secs).sum::<f64>() / 3600.0)
+        }),
+        ("state", |o| format!("{:?}", o.progress).to_lowercase()),
+        ("recommended", |o| o.verdict.as_ref().map_or("none".into(), |v| v.recommended().label.clone())),
+        ("its median", |o| {
+            o.verdict.as_ref().map_or(String::new(), |v| {
+                format!("{} {}", num(v.recommended().summary.median.point), v.objective.unit())
+            })
+        }),
+        ("over the fitted defaults", |o| o.verdict.as_ref().map_or(String::new(), gain_cell)),
+        ("over RocksDB as shipped", |o| {
+            o.verdict.as_ref().and_then(|v| v.over_baseline).map_or(String::new(), |p| {
+                format!(
+                    "{} ({} to {}, {})",
+                    pct(p.change.point),
+                    pct(p.change.low),
+                    pct(p.change.high),
+                    p_value(p.p)
+                )
+            })
+        }),
+        ("most important", |o| {
+            o.importances
+                .iter()
+                .take(3)
+                .map(|(n, s)| format!("{n} {:.0}%", s * 100.0))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }),
+    ];
+    for (name, fact) in facts {
+        let _ = write!(md, "| {name} |");
+        for (_, outcome) in studies {
+            let _ = write!(md, " {} |", fact(outcome));
+        }
+        md.push('\n');
+    }
+    md
+}
+
+/// The recommendation's confirmed gain with its interval and p value, or
+/// why there is none.
+fn gain_cell(v: &Verdict) -> String {
+    match (v.beats_defaults, v.recommended().paired, v.recommended().p_adjusted) {
+        (true, Some(p), Some(q)) => {
+            format!(
+                "{} ({} to {}, {})",
+                pct(p.change.point),
+                pct(p.change.low),
+                pct(p.change.high),
+                p_value(q)
+            )
+        }
+        _ => "no significant gain".into(),
     }
 }

@@ -48,6 +48,11 @@ pub fn write_reports(dir: &Path, outcome: &StudyOutcome, space: &Space) -> anyho
     write(dir, "report.html", html::report(outcome, space).as_bytes())
 }
 
+/// Writes `versus.html`: studies side by side.
+pub fn write_versus(dir: &Path, studies: &[(&str, &StudyOutcome)]) -> anyhow::Result<()> {
+    write(dir, "versus.html", html::versus(studies).as_bytes())
+}
+
 /// Writes the reports, and with a recommendation its preset and options files.
 pub fn write_study(dir: &Path, outcome: &StudyOutcome, space: &Space) -> anyhow::Result<()> {
     write_reports(dir, outcome, space)?;

@@ -95,6 +95,65 @@ fn search_points(outcome: &StudyOutcome) -> Vec<(usize, &TrialRecord, Option<f64
         .collect()
 }
 
+/// After each search trial that succeeded, the best objective so far.
+fn best_so_far(outcome: &StudyOutcome) -> Vec<(f64, f64)> {
+    let objective = &outcome.header.objectives[0];
+    let mut best: Option<f64> = None;
+    search_points(outcome)
+        .iter()
+        .filter_map(|(i, _, v)| {
+            let v = (*v)?;
+            let b = match best {
+                Some(b) if objective.merit_of(b) >= objective.merit_of(v) => b,
+                _ => v,
+            };
+            best = Some(b);
+            Some((*i as f64, b))
+        })
+        .collect()
+}
+
+/// The best-so-far lines of several studies on one chart (`kvtune report
+/// --compare`): which search got where, in how many trials.
+pub fn histories(studies: &[(&str, &StudyOutcome)]) -> Option<String> {
+    let lines: Vec<(&str, Vec<(f64, f64)>)> = studies.iter().map(|(l, o)| (*l, best_so_far(o))).collect();
+    let trials = lines.iter().flat_map(|(_, l)| l.iter().map(|p| p.0)).fold(1.0, f64::max);
+    let objective = &studies.first()?.1.header.objectives[0];
+    svg(HEIGHT, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption("Best so far, study by study (one run each)", (FONT, 16))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(60)
+            .build_cartesian_2d(
+                -0.5..trials + 0.5,
+                span(lines.iter().flat_map(|(_, l)| l.iter().map(|p| p.1)), false),
+            )?;
+        chart
+            .configure_mesh()
+            .light_line_style(WHITE)
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .x_desc("search trial")
+            .y_desc(axis_label(objective))
+            .y_label_formatter(&|v| short(*v))
+            .draw()?;
+        for (k, (label, line)) in lines.iter().enumerate() {
+            let colour = [BEST, OK, SEED, RACE][k % 4];
+            chart
+                .draw_series(LineSeries::new(line.clone(), colour.stroke_width(2)))?
+                .label(*label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], colour.stroke_width(2)));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .draw()?;
+        Ok(())
+    })
+}
+
 /// The optimisation history: each search trial's objective by origin, the
 /// best so far, and the band the defaults' runs span.
 pub fn history(outcome: &StudyOutcome) -> Option<String> {
@@ -110,19 +169,7 @@ pub fn history(outcome: &StudyOutcome) -> Option<String> {
         .filter_map(|t| objective.value(&t.measurement))
         .collect();
     let values: Vec<f64> = points.iter().filter_map(|p| p.2).chain(defaults.iter().copied()).collect();
-    let mut best: Option<f64> = None;
-    let best_line: Vec<(f64, f64)> = points
-        .iter()
-        .filter_map(|(i, _, v)| {
-            let v = (*v)?;
-            let b = match best {
-                Some(b) if objective.merit_of(b) >= objective.merit_of(v) => b,
-                _ => v,
-            };
-            best = Some(b);
-            Some((*i as f64, b))
-        })
-        .collect();
+    let best_line = best_so_far(outcome);
     let data = span(values.iter().copied(), false);
     let floor = data.start;
     // The lower third is left free for the legend.

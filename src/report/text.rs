@@ -12,6 +12,15 @@ pub fn pct(x: f64) -> String {
     format!("{:+.1}%", x * 100.0)
 }
 
+/// A p value as people quote it: "p = 0.012", "p < 0.001".
+pub fn p_value(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".into()
+    } else {
+        format!("p = {p:.3}")
+    }
+}
+
 /// Operations per second with thousands separators: 12,345.
 pub fn ops(x: f64) -> String {
     let whole = format!("{:.0}", x);
@@ -42,12 +51,13 @@ pub fn headline(v: &Verdict) -> String {
             "The defaults completed no confirmation run, so nothing could be compared with them; the best measured was {}: {measured}",
             best.label
         ),
-                (Some(_), Some(paired), Some(p)) if v.beats_defaults => format!(
-            "Use {}: {measured}, {} the defaults fitted to the budget (95% CI {}; paired t-test over {} rounds, Holm-corrected p = {p:.3})",
+        (Some(_), Some(paired), Some(p)) if v.beats_defaults => format!(
+            "Use {}: {measured}, {} the defaults fitted to the budget (95% CI {}; paired t-test over {} rounds, Holm-corrected {})",
             best.label,
             change(&v.objective, paired.change.point),
             interval(&v.objective, paired.change.low, paired.change.high),
-            paired.n
+            paired.n,
+            p_value(p)
         ),
         _ => format!(
             "No candidate beat the defaults significantly (p < {ALPHA}), so kvtune recommends the defaults, fitted to the budget: {measured}"
@@ -115,14 +125,14 @@ pub fn versus_baseline(v: &Verdict, header: &StudyHeader) -> Option<String> {
         String::new()
     };
     Some(format!(
-        "Against {} ({}): {} {} it (95% CI {}; paired over {} rounds, p = {:.3}).{worse}",
+        "Against {} ({}): {} {} it (95% CI {}; paired over {} rounds, {}).{worse}",
         baseline.label,
         baseline.description,
         v.recommended().label,
         change(&v.objective, paired.change.point),
         interval(&v.objective, paired.change.low, paired.change.high),
         paired.n,
-        paired.p
+        p_value(paired.p)
     ))
 }
 
