@@ -52,6 +52,9 @@ pub enum Command {
     /// Rewrite a study's report.md and report.html from its journal, finished or stopped midway:
     /// `kvtune report kvtune-out/`.
     Report(ReportArgs),
+    /// Explain a preset: each option that differs from RocksDB as shipped, its value, the searched parameter
+    /// that sets it, and what the study measured about that parameter: `kvtune explain out/RUN/preset.toml`.
+    Explain(ExplainArgs),
     /// Work with a dataset: `kvtune dataset export NAME --format csv --out x.toml` writes it as trace files.
     Dataset(DatasetArgs),
     /// Run one trial in this process (kvtune starts this itself).
@@ -253,6 +256,13 @@ pub struct DatasetsArgs {
     pub name: Option<String>,
     #[command(flatten)]
     pub sizing: Sizing,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExplainArgs {
+    /// A preset.toml kvtune wrote; the study's journal beside it, if there, says what was measured.
+    #[arg(value_name = "PRESET")]
+    pub preset: PathBuf,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -14,6 +14,7 @@ fn main() -> ExitCode {
         Some(Command::Table(args)) => commands::table(args),
         Some(Command::Dataset(args)) => commands::dataset(args),
         Some(Command::Report(args)) => commands::report(args),
+        Some(Command::Explain(args)) => commands::explain(args),
         Some(Command::TrialWorker(args)) => commands::worker(args),
         None => commands::tune(cli.tune),
     };

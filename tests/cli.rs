@@ -166,6 +166,14 @@ fn tune_writes_every_output_and_cleans_up() {
     let json: serde_json::Value = serde_json::from_slice(&bench.stdout).unwrap();
     assert_eq!(json["scale"], "1/4");
     assert_eq!(json["sides"][0]["runs"].as_array().unwrap().len(), 1);
+    // The preset explained: what it changes, what sets it, what was measured.
+    let explained = kvtune_with(&["explain".to_string(), preset_path.clone()]);
+    assert!(explained.status.success(), "{}", text(&explained));
+    let said = String::from_utf8_lossy(&explained.stdout);
+    assert!(said.contains("block_cache_size") && said.contains("as shipped"), "{said}");
+    assert!(said.contains("What the search measured") && said.contains("importance"), "{said}");
+    fails_with(&["explain", "no/such/preset.toml"], &["no/such/preset.toml", "preset.toml kvtune wrote"]);
+
     // The study's reports again from its journal, the verdict as JSON.
     let again = kvtune_with(&["report".to_string(), path_arg(&out), "--json".into()]);
     assert!(again.status.success(), "{}", text(&again));
