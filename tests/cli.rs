@@ -481,6 +481,12 @@ fn space_fails_with(dir: &Path, space_text: &str, expected: &[&str]) {
 fn bad_input_is_named_and_fails() {
     fails_with(&["--budget", "64M", "--dataset", "nosuch"], &["unknown dataset `nosuch`", "spork"]);
     fails_with(&["--budget", "12X", "--dataset", "spork"], &["K, M, G or T"]);
+    // A mistyped flag gets the nearest good one.
+    fails_with(
+        &["--budgett", "64M", "--dataset", "spork"],
+        &["'--budgett'", "similar argument exists: '--budget'"],
+    );
+    fails_with(&["report", "--compair", "x"], &["similar argument exists: '--compare'"]);
 
     let dir = scratch();
     space_fails_with(
