@@ -341,6 +341,94 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
     assert!(page.contains("<table>") && page.contains("<svg"), "{page}");
 }
 
+/// kill -9 of kvtune mid-trial: while it runs, a second kvtune on its folder
+/// is refused with its pid; after the kill, `--resume` keeps every finished
+/// trial as it was, runs none of them again, and leaves no trial directory
+/// or cgroup behind.
+#[test]
+fn a_study_killed_mid_trial_resumes_with_nothing_lost_or_left_behind() {
+    let dir = scratch();
+    let (out, work) = (dir.path().join("out"), dir.path().join("work"));
+    let (out_arg, work_arg) = (path_arg(&out), path_arg(&work));
+    let args = small(&[
+        "--trials",
+        "4",
+        "--no-racing",
+        "--confirm-top",
+        "1",
+        "--confirm-repeats",
+        "2",
+        "--verify-scale",
+        "off",
+        "--out",
+        &out_arg,
+        "--workdir",
+        &work_arg,
+    ]);
+    let mut study = Command::new(env!("CARGO_BIN_EXE_kvtune"))
+        .args(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = study.id();
+    let journal_path = out.join("journal.jsonl");
+    let recorded = || Journal::read(&journal_path).map(|e| journal::trials(&e).len()).unwrap_or(0);
+    let trial_running = || std::fs::read_dir(&work).is_ok_and(|mut d| d.next().is_some());
+    let started = std::time::Instant::now();
+    while recorded() < 2 || !trial_running() {
+        assert!(started.elapsed().as_secs() < 300, "no trial under way after 5 minutes");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    fails_with(
+        &["--resume", &out_arg, "--workdir", &work_arg],
+        &["in use by another kvtune", &format!("pid {pid}")],
+    );
+    study.kill().unwrap();
+    study.wait().unwrap();
+    let before: Vec<String> = journal::trials(&Journal::read(&journal_path).unwrap())
+        .iter()
+        .map(|t| serde_json::to_string(t).unwrap())
+        .collect();
+
+    let resumed = kvtune_with(&["--resume", &out_arg, "--workdir", &work_arg].map(String::from));
+    assert!(resumed.status.success(), "{}", text(&resumed));
+    let entries = Journal::read(&journal_path).unwrap();
+    let after = journal::trials(&entries);
+    let kept: Vec<String> =
+        after.iter().take(before.len()).map(|t| serde_json::to_string(t).unwrap()).collect();
+    assert_eq!(kept, before, "every finished trial kept as it was");
+    let searched: Vec<&str> =
+        after.iter().filter(|t| t.stage == Stage::Search).map(|t| t.label.as_str()).collect();
+    let distinct: std::collections::BTreeSet<&&str> = searched.iter().collect();
+    assert_eq!((searched.len(), distinct.len()), (4, 4), "each search trial once: {searched:?}");
+    assert!(matches!(entries.last(), Some(Entry::Finished { .. })));
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0, "a trial directory left behind");
+    let leftovers = cgroups_named(&format!("kvtune-{pid}-"));
+    assert!(leftovers.is_empty(), "cgroups of the killed kvtune left behind: {leftovers:?}");
+}
+
+/// Cgroups (under /sys/fs/cgroup, a few levels down) whose name starts with `prefix`.
+fn cgroups_named(prefix: &str) -> Vec<PathBuf> {
+    let mut found = vec![];
+    let mut level = vec![PathBuf::from("/sys/fs/cgroup")];
+    for _ in 0..6 {
+        let mut next = vec![];
+        for dir in level {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    if entry.file_name().to_string_lossy().starts_with(prefix) {
+                        found.push(entry.path());
+                    }
+                    next.push(entry.path());
+                }
+            }
+        }
+        level = next;
+    }
+    found
+}
+
 #[test]
 fn grid_over_the_badger_thread_space() {
     let dir = scratch();

@@ -3,6 +3,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -57,14 +58,50 @@ pub fn read_study(dir: &Path) -> anyhow::Result<Recorded> {
 pub struct Journal {
     path: PathBuf,
     file: File,
+    /// The study folder's lock, held while the journal is open.
+    _lock: File,
+}
+
+/// The file a study folder's lock is taken on; it holds the holder's pid.
+const LOCK_FILE: &str = ".kvtune.lock";
+
+/// Takes the exclusive lock on study folder `dir`, or says who holds it. The
+/// kernel lets the lock go when its holder ends, however it ends, so a
+/// crashed study never leaves its folder locked.
+fn lock_folder(dir: &Path) -> anyhow::Result<File> {
+    let path = dir.join(LOCK_FILE);
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("opening the study folder's lock {}", path.display()))?;
+    // SAFETY: flock on a descriptor this function owns.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let holder = std::fs::read_to_string(&path).unwrap_or_default();
+        anyhow::bail!(
+            "the study in {} is in use by another kvtune (pid {}): wait for it to end, or stop it, before resuming",
+            dir.display(),
+            holder.trim()
+        );
+    }
+    file.set_len(0)?;
+    write!(file, "{}", std::process::id())?;
+    Ok(file)
 }
 
 impl Journal {
-    /// Opens a journal to append to, first cutting off whatever follows its
-    /// last complete entry (a line torn by a crash mid-write), so what is
-    /// appended next starts on a line of its own and `read` agrees with it.
+    /// Opens a journal to append to, under the study folder's lock, first
+    /// cutting off whatever follows its last complete entry (a line torn by
+    /// a crash mid-write), so what is appended next starts on a line of its
+    /// own and `read` agrees with it. A new journal's folder is synced, so
+    /// the file survives a crash right after it was made.
     pub fn create(path: &Path) -> anyhow::Result<Self> {
-        if path.exists() {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let lock = lock_folder(dir)?;
+        let existed = path.exists();
+        if existed {
             let (_, valid) = scan(path)?;
             OpenOptions::new().write(true).open(path)?.set_len(valid)?;
         }
@@ -73,7 +110,12 @@ impl Journal {
             .append(true)
             .open(path)
             .with_context(|| format!("opening the journal {}", path.display()))?;
-        Ok(Journal { path: path.to_path_buf(), file })
+        if !existed {
+            File::open(dir)
+                .and_then(|d| d.sync_all())
+                .with_context(|| format!("syncing the study folder {}", dir.display()))?;
+        }
+        Ok(Journal { path: path.to_path_buf(), file, _lock: lock })
     }
 
     pub fn append(&mut self, entry: &Entry) -> anyhow::Result<()> {
@@ -144,6 +186,21 @@ mod tests {
         }
         Journal::create(&path).unwrap().append(&finished("c")).unwrap();
         assert_eq!(Journal::read(&path).unwrap(), vec![finished("a"), finished("b"), finished("c")]);
+    }
+
+    #[test]
+    fn a_study_folder_is_held_by_one_journal_at_a_time_and_names_its_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.jsonl");
+        let mut first = Journal::create(&path).unwrap();
+        first.append(&finished("a")).unwrap();
+        let refused = Journal::create(&path).err().expect("a second holder is refused").to_string();
+        assert!(refused.contains(&format!("pid {}", std::process::id())), "{refused}");
+        // The refused opener touched nothing.
+        assert_eq!(Journal::read(&path).unwrap(), vec![finished("a")]);
+        drop(first);
+        Journal::create(&path).unwrap().append(&finished("b")).unwrap();
+        assert_eq!(Journal::read(&path).unwrap(), vec![finished("a"), finished("b")]);
     }
 
     #[test]

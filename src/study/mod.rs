@@ -11,7 +11,7 @@ mod transfer;
 pub mod verdict;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -53,6 +53,9 @@ const MAX_REJECTIONS_IN_A_ROW: usize = 200;
 /// and the study says the limit was too short.
 const STARVED_SEARCH_TRIALS: usize = 5;
 
+/// Shortest time between rewrites of the running study's `report.html`.
+const LIVE_REPORT_EVERY: Duration = Duration::from_secs(10);
+
 /// A search trial still running after this many times the defaults' wall
 /// time is stopped and recorded as pruned: it cannot be among the best.
 pub const PRUNE_FACTOR: f64 = 3.0;
@@ -88,21 +91,15 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
         trials: prior.unwrap_or_default(),
         progress: progress_bar(show_progress, length, unit),
         show_progress,
+        live_report_at: None,
     };
     let done = study.trials.iter().filter(|t| t.measurement.ran()).count();
     study.progress.set_position(done as u64);
     study.show_time_spent();
-    study.search(sampler)?;
-    let contenders = study.pick_contenders();
-    let baseline = header.baseline.iter().map(|b| Entrant {
-        label: b.label.clone(),
-        candidate: b.candidate.clone(),
-        is_default: false,
-        origin: BASELINE_ORIGIN.into(),
-    });
-    study.confirm(&contenders.iter().cloned().chain(baseline).collect::<Vec<_>>())?;
-    if let (Some(scale), (Some(_), _)) = (header.verify_scale, study.history().judge()) {
-        study.verify(&contenders, scale)?;
+    if let Err(stopped) = study.stages(sampler) {
+        // The live report shows every trial the stopped study recorded.
+        study.write_live_report(true)?;
+        return Err(stopped);
     }
     study.progress.finish_and_clear();
     let history = study.history();
@@ -164,6 +161,8 @@ struct Running<'a> {
     trials: Vec<TrialRecord>,
     progress: ProgressBar,
     show_progress: bool,
+    /// When `report.html` was last rewritten.
+    live_report_at: Option<Instant>,
 }
 
 impl Running<'_> {
@@ -426,6 +425,38 @@ impl Running<'_> {
         Ok(record)
     }
 
+    /// The search, the confirmation of its best and the larger-scale check.
+    fn stages(&mut self, sampler: Box<dyn Sampler>) -> anyhow::Result<()> {
+        self.search(sampler)?;
+        let contenders = self.pick_contenders();
+        let baseline = self.header.baseline.iter().map(|b| Entrant {
+            label: b.label.clone(),
+            candidate: b.candidate.clone(),
+            is_default: false,
+            origin: BASELINE_ORIGIN.into(),
+        });
+        self.confirm(&contenders.iter().cloned().chain(baseline).collect::<Vec<_>>())?;
+        if let (Some(scale), (Some(_), _)) = (self.header.verify_scale, self.history().judge()) {
+            self.verify(&contenders, scale)?;
+        }
+        Ok(())
+    }
+
+    /// Rewrites `report.html` of the running study, at most every
+    /// `LIVE_REPORT_EVERY` unless `now`: the report fits a model and draws
+    /// every trial, which at hundreds of short trials would cost more than
+    /// a page reloaded every 30 s needs.
+    fn write_live_report(&mut self, now: bool) -> anyhow::Result<()> {
+        if !now && self.live_report_at.is_some_and(|at| at.elapsed() < LIVE_REPORT_EVERY) {
+            return Ok(());
+        }
+        self.live_report_at = Some(Instant::now());
+        // No verdict before the study ends, so the engine writes no options
+        // file and needs no scratch space.
+        let live = self.history().outcome((None, None), Progress::Running, &self.out_dir)?;
+        report::write_live(&self.out_dir, &live, self.space)
+    }
+
     /// Logs a finished trial, appends it to the journal and rewrites the CSV.
     fn record(&mut self, record: &TrialRecord) -> anyhow::Result<()> {
         self.log(record);
@@ -433,10 +464,7 @@ impl Running<'_> {
         self.trials.push(record.clone());
         self.advance(record);
         report::write_trials_csv(&self.out_dir, self.space, &self.phase_names, &self.trials)?;
-        // The live report: no verdict before the study ends, so the engine
-        // writes no options file and needs no scratch space.
-        let live = self.history().outcome((None, None), Progress::Running, &self.out_dir)?;
-        report::write_live(&self.out_dir, &live, self.space)
+        self.write_live_report(false)
     }
 
     /// Moves the bar: under a time limit it counts the seconds spent of the
