@@ -408,6 +408,75 @@ fn a_study_killed_mid_trial_resumes_with_nothing_lost_or_left_behind() {
     assert!(leftovers.is_empty(), "cgroups of the killed kvtune left behind: {leftovers:?}");
 }
 
+/// A trial worker killed from outside (kill -9) and one that aborts
+/// (SIGABRT): each is recorded failed with its signal, and the study goes on
+/// to its end with nothing left behind.
+#[test]
+fn trial_workers_killed_or_aborted_are_failed_trials_and_the_study_goes_on() {
+    let dir = scratch();
+    let (out, work) = (dir.path().join("out"), dir.path().join("work"));
+    let args = small(&[
+        "--trials",
+        "4",
+        "--no-racing",
+        "--confirm-top",
+        "1",
+        "--confirm-repeats",
+        "2",
+        "--verify-scale",
+        "off",
+        "--out",
+        &path_arg(&out),
+        "--workdir",
+        &path_arg(&work),
+    ]);
+    let study = Command::new(env!("CARGO_BIN_EXE_kvtune"))
+        .args(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut signalled = vec![];
+    for signal in [libc::SIGKILL, libc::SIGABRT] {
+        let started = std::time::Instant::now();
+        let worker = loop {
+            assert!(started.elapsed().as_secs() < 300, "no trial worker after 5 minutes");
+            if let Some(w) = worker_of(study.id()).filter(|w| !signalled.contains(w)) {
+                break w;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        // SAFETY: a signal to a process this test's kvtune started.
+        unsafe { libc::kill(worker, signal) };
+        signalled.push(worker);
+    }
+    let finished = study.wait_with_output().unwrap();
+    assert!(finished.status.success(), "{}", text(&finished));
+    let entries = Journal::read(&out.join("journal.jsonl")).unwrap();
+    let failed: Vec<String> = journal::trials(&entries)
+        .iter()
+        .filter(|t| t.measurement.status == Status::Failed)
+        .filter_map(|t| t.measurement.reason.clone())
+        .collect();
+    for signal in [libc::SIGKILL, libc::SIGABRT] {
+        assert!(
+            failed.iter().any(|r| r.contains(&format!("signal {signal}"))),
+            "no signal {signal} in {failed:?}"
+        );
+    }
+    assert!(matches!(entries.last(), Some(Entry::Finished { .. })));
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0, "a trial directory left behind");
+}
+
+/// The trial worker kvtune `pid` is running, if any.
+fn worker_of(pid: u32) -> Option<i32> {
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).ok()?;
+    children.split_whitespace().filter_map(|c| c.parse().ok()).find(|c: &i32| {
+        std::fs::read(format!("/proc/{c}/cmdline"))
+            .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).contains("trial-worker"))
+    })
+}
+
 /// Cgroups (under /sys/fs/cgroup, a few levels down) whose name starts with `prefix`.
 fn cgroups_named(prefix: &str) -> Vec<PathBuf> {
     let mut found = vec![];
