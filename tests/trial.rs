@@ -119,6 +119,36 @@ fn a_trial_past_its_prune_limit_is_pruned_and_cleaned_up() {
     assert_no_leftovers(dir.path());
 }
 
+/// A trial whose work directory fills up (a 16 MiB tmpfs) is failed as
+/// "disk full", naming the directory and its free space, and cleaned up.
+/// Mounting needs root, as the cgroup tests do.
+#[test]
+fn a_trial_that_fills_its_disk_is_failed_as_disk_full() {
+    if !cgroups_available("a_trial_that_fills_its_disk_is_failed_as_disk_full") {
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let mount = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"])
+        .arg(dir.path())
+        .output()
+        .expect("mount runs");
+    assert!(mount.status.success(), "{}", String::from_utf8_lossy(&mount.stderr));
+    let m = runner(dir.path()).run(&spec(Candidate::new(), spork()), "full", None);
+    let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
+    let unmount = std::process::Command::new("umount").arg(dir.path()).output().expect("umount runs");
+    let m = m.unwrap();
+    assert_eq!(m.status, Status::Failed, "{m:?}");
+    let reason = m.reason.unwrap_or_default();
+    assert!(
+        reason.starts_with(kvtune::trial::DISK_FULL) && reason.contains("free when it failed"),
+        "{reason}"
+    );
+    assert!(reason.contains(&dir.path().display().to_string()), "{reason}");
+    assert_eq!(leftovers, 0, "trial directory left behind");
+    assert!(unmount.status.success());
+}
+
 #[test]
 fn compaction_left_behind_is_waited_for_and_billed_to_its_phase() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();

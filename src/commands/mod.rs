@@ -79,6 +79,7 @@ fn pick_scale(
     scale::check_budget(full_budget)?;
     if let Some((scale, source)) = asked {
         scale::check(scale, full_budget, memory)?;
+        check_disk(&common.workdir, dataset, scale.apply(full_budget))?;
         return Ok(ScaleChoice { scale, reason: format!("scale {scale} {source}") });
     }
     if !common.json {
@@ -108,6 +109,7 @@ fn pick_scale(
         Ok(m.wall_secs)
     };
     let choice = scale::choose(full_budget, memory, common.trial_seconds, &mut measure)?;
+    check_disk(&common.workdir, dataset, choice.scale.apply(full_budget))?;
     if full_budget > memory / 2 && !common.json {
         eprintln!(
             "kvtune: a budget of {} is more than this machine can test; scaling budget and data down together.",
@@ -115,4 +117,24 @@ fn pick_scale(
         );
     }
     Ok(choice)
+}
+
+/// Refuses a work directory without room for one trial's database at
+/// `budget` (the trials run one at a time, each database deleted after it).
+fn check_disk(workdir: &Path, dataset: &Dataset, budget: u64) -> anyhow::Result<()> {
+    let data = dataset.workload(budget).shape().user_bytes;
+    let (needed, free) = (trial::disk_needed(data), trial::free_bytes(workdir));
+    if let Some(free) = free.filter(|free| *free < needed) {
+        bail!(
+            "the work directory {} has {} free, and a trial of `{}` at a budget of {} needs about {} (twice its {} of \
+             data): give --workdir on a disk with more room, or a smaller --scale",
+            workdir.display(),
+            ByteSize(free),
+            dataset.name,
+            ByteSize(budget),
+            ByteSize(needed),
+            ByteSize(data)
+        );
+    }
+    Ok(())
 }

@@ -422,6 +422,18 @@ impl Running<'_> {
             measurement: ran.measurement,
         };
         self.record(&record)?;
+        if record.measurement.reason.as_deref().is_some_and(|r| r.starts_with(trial::DISK_FULL)) {
+            let data = self.header.dataset.workload(budget).shape().user_bytes;
+            anyhow::bail!(
+                "the work directory ran out of space, so the study stopped (trial {} is recorded failed): a trial at \
+                 this scale needs about {} free (twice its {} of data); free space there or give --workdir on a larger \
+                 disk, then continue with `kvtune --resume {}`",
+                record.number,
+                ByteSize(trial::disk_needed(data)),
+                ByteSize(data),
+                self.out_dir.display()
+            );
+        }
         Ok(record)
     }
 

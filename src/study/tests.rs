@@ -171,6 +171,29 @@ fn the_best_search_candidates_and_the_defaults_are_confirmed_in_shuffled_rounds(
 }
 
 #[test]
+fn a_full_disk_stops_the_study_with_the_trial_recorded_and_a_resume_goes_on() {
+    let full = |c: &Candidate| match bloom(c) {
+        4 => {
+            Measurement::not_run(Status::Failed, "disk full in /work (1 MiB free when it failed): ...".into())
+        }
+        _ => by_bloom(c),
+    };
+    let run = Run::new();
+    let (sampler, _) = learning();
+    let stopped =
+        run.study(header(5, 1, 2), None, sampler, &ScriptedRunner::new(full)).unwrap_err().to_string();
+    assert!(stopped.contains("ran out of space") && stopped.contains("--resume"), "{stopped}");
+    assert!(stopped.contains("trial 2 is recorded failed") && stopped.contains("needs about"), "{stopped}");
+    let prior = run.journal_trials();
+    assert_eq!(prior.len(), 3, "the trials before it and the failed one");
+    assert!(prior[2].measurement.reason.as_deref().unwrap().starts_with("disk full"));
+    // With room again, the resumed study goes on to its end.
+    let (sampler, _) = learning();
+    let outcome = run.study(header(5, 1, 2), Some(prior), sampler, &ScriptedRunner::new(by_bloom)).unwrap();
+    assert!(outcome.verdict.is_some());
+}
+
+#[test]
 fn the_engine_as_shipped_runs_beside_the_contenders_but_is_never_recommended() {
     let run = Run::new();
     // Stock RocksDB (a tiny block cache here) is the fastest of all, yet it is

@@ -10,10 +10,10 @@ use anyhow::Context;
 
 use super::cgroup::MemoryCgroup;
 use super::interrupt::{interrupted, Interrupted};
-use super::workdir::sweep_stale;
+use super::workdir::{free_bytes, sweep_stale};
 use super::worker::WorkerReport;
-use super::{Quiet, TrialRunner, TrialSpec};
-use crate::budget::GIB;
+use super::{Quiet, TrialRunner, TrialSpec, DISK_FULL};
+use crate::budget::{ByteSize, GIB};
 use crate::record::{overall_ops_per_sec, CpuUse, Measurement, Status};
 
 /// Runs trials in child processes.
@@ -290,7 +290,17 @@ fn classify(
     };
     let last_lines: Vec<&str> = stderr.lines().rev().take(3).collect();
     let last_lines: Vec<&str> = last_lines.into_iter().rev().collect();
-    Measurement::not_run(Status::Failed, format!("the trial failed ({how}): {}", last_lines.join(" / ")))
+    let disk_full = if stderr.contains("No space left on device") {
+        let dir = report_path.parent().and_then(Path::parent).unwrap_or(report_path);
+        let free = free_bytes(dir).map_or("unknown".into(), |b| ByteSize(b).to_string());
+        format!("{DISK_FULL} in {} ({free} free when it failed): ", dir.display())
+    } else {
+        String::new()
+    };
+    Measurement::not_run(
+        Status::Failed,
+        format!("{disk_full}the trial failed ({how}): {}", last_lines.join(" / ")),
+    )
 }
 
 /// The measurement a successful worker's report makes.

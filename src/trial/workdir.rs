@@ -5,21 +5,37 @@ use std::path::Path;
 
 use super::cgroup;
 
+/// The file system `dir` (or its nearest existing ancestor) is on.
+fn statfs(dir: &Path) -> Option<libc::statfs> {
+    let probe = dir.ancestors().find(|p| p.exists()).unwrap_or(Path::new("."));
+    let c_path = std::ffi::CString::new(probe.as_os_str().as_encoded_bytes()).ok()?;
+    let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c_path is a valid C string and stat a properly sized buffer.
+    (unsafe { libc::statfs(c_path.as_ptr(), &mut stat) } == 0).then_some(stat)
+}
+
 /// Warns when `dir` is on tmpfs: results there do not match a real disk.
 pub fn warn_if_tmpfs(dir: &Path) {
     const TMPFS_MAGIC: i64 = 0x0102_1994;
-    let probe = dir.ancestors().find(|p| p.exists()).unwrap_or(Path::new("."));
-    let Ok(c_path) = std::ffi::CString::new(probe.as_os_str().as_encoded_bytes()) else {
-        return;
-    };
-    let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: c_path is a valid C string and stat a properly sized buffer.
-    if unsafe { libc::statfs(c_path.as_ptr(), &mut stat) } == 0 && stat.f_type as i64 == TMPFS_MAGIC {
+    if statfs(dir).is_some_and(|s| s.f_type as i64 == TMPFS_MAGIC) {
         eprintln!(
             "warning: the work directory {} is on tmpfs (memory), not a disk: results will not match a real disk; pass --workdir DIR on a disk",
             dir.display()
         );
     }
+}
+
+/// Bytes an unprivileged process may still write where `dir` is.
+pub fn free_bytes(dir: &Path) -> Option<u64> {
+    statfs(dir).map(|s| s.f_bavail * s.f_bsize as u64)
+}
+
+/// Disk a trial needs for `user_bytes` of data, at least: an LSM holds the
+/// data and the copies compaction writes before it drops the old ones,
+/// plus the write-ahead log, so about twice the data at the worst moment
+/// (compression makes it less, uncompressed blob files more).
+pub fn disk_needed(user_bytes: u64) -> u64 {
+    user_bytes.saturating_mul(2)
 }
 
 /// Removes trial directories and cgroups left by kvtune processes that died
