@@ -17,7 +17,8 @@ fn statfs(dir: &Path) -> Option<libc::statfs> {
 /// Warns when `dir` is on tmpfs: results there do not match a real disk.
 pub fn warn_if_tmpfs(dir: &Path) {
     const TMPFS_MAGIC: i64 = 0x0102_1994;
-    if statfs(dir).is_some_and(|s| s.f_type as i64 == TMPFS_MAGIC) {
+    let Some(stat) = statfs(dir) else { return };
+    if stat.f_type as i64 == TMPFS_MAGIC {
         eprintln!(
             "warning: the work directory {} is on tmpfs (memory), not a disk: results will not match a real disk; pass --workdir DIR on a disk",
             dir.display()
