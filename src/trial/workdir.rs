@@ -16,9 +16,9 @@ fn statfs(dir: &Path) -> Option<libc::statfs> {
 
 /// Warns when `dir` is on tmpfs: results there do not match a real disk.
 pub fn warn_if_tmpfs(dir: &Path) {
-    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const TMPFS_MAGIC: libc::__fsword_t = 0x0102_1994;
     let Some(stat) = statfs(dir) else { return };
-    if stat.f_type as i64 == TMPFS_MAGIC {
+    if stat.f_type == TMPFS_MAGIC {
         eprintln!(
             "warning: the work directory {} is on tmpfs (memory), not a disk: results will not match a real disk; pass --workdir DIR on a disk",
             dir.display()
