@@ -1,5 +1,5 @@
 //! Exporters: pure functions from a study's outcome to bytes (CSV, Markdown,
-//! HTML with SVG figures, preset TOML, terminal text). [`write_study`] and [`write_trials_csv`] put
+//! HTML with SVG figures, preset TOML, terminal text). [`write_study`] and [`TrialsCsv`] put
 //! those bytes in the output folder through the one writer here.
 
 pub mod csv;
@@ -10,6 +10,8 @@ pub mod preset;
 pub mod text;
 
 use std::path::Path;
+
+use std::io::Write as _;
 
 use anyhow::Context;
 
@@ -27,14 +29,39 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
         .with_context(|| format!("writing {}", path.display()))
 }
 
-/// Rewrites `trials.csv`.
-pub fn write_trials_csv(
-    dir: &Path,
-    space: &Space,
-    phases: &[String],
-    trials: &[TrialRecord],
-) -> anyhow::Result<()> {
-    write(dir, "trials.csv", &csv::trials_csv(space, phases, trials)?)
+/// `trials.csv` kept current as trials come: a trial whose columns are the
+/// ones already written is appended; otherwise (the first write, a new
+/// parameter) the file is rewritten whole. Appending keeps a long study's
+/// cost per trial flat; a row torn by a crash is rewritten on resume.
+#[derive(Default)]
+pub struct TrialsCsv {
+    written: Option<csv::Columns>,
+}
+
+impl TrialsCsv {
+    pub fn update(
+        &mut self,
+        dir: &Path,
+        space: &Space,
+        phases: &[String],
+        trials: &[TrialRecord],
+    ) -> anyhow::Result<()> {
+        let columns = csv::Columns::of(space, phases, trials);
+        match (&self.written, trials.last()) {
+            (Some(written), Some(last)) if *written == columns => {
+                let row = csv::rows_csv(&columns, std::slice::from_ref(last), false)?;
+                let path = dir.join("trials.csv");
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .and_then(|mut file| file.write_all(&row))
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            _ => write(dir, "trials.csv", &csv::rows_csv(&columns, trials, true)?)?,
+        }
+        self.written = Some(columns);
+        Ok(())
+    }
 }
 
 /// Rewrites `report.html` of a study still running.

@@ -92,6 +92,7 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
         progress: progress_bar(show_progress, length, unit),
         show_progress,
         live_report_at: None,
+        trials_csv: report::TrialsCsv::default(),
     };
     let done = study.trials.iter().filter(|t| t.measurement.ran()).count();
     study.progress.set_position(done as u64);
@@ -163,6 +164,7 @@ struct Running<'a> {
     show_progress: bool,
     /// When `report.html` was last rewritten.
     live_report_at: Option<Instant>,
+    trials_csv: report::TrialsCsv,
 }
 
 impl Running<'_> {
@@ -475,7 +477,7 @@ impl Running<'_> {
         self.journal.append(&Entry::Trial(Box::new(record.clone())))?;
         self.trials.push(record.clone());
         self.advance(record);
-        report::write_trials_csv(&self.out_dir, self.space, &self.phase_names, &self.trials)?;
+        self.trials_csv.update(&self.out_dir, self.space, &self.phase_names, &self.trials)?;
         self.write_live_report(false)
     }
 

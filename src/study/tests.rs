@@ -168,6 +168,9 @@ fn the_best_search_candidates_and_the_defaults_are_confirmed_in_shuffled_rounds(
     assert!(outcome.options_files.unwrap().full.contains("bloom"));
     assert!(outcome.option_rows.iter().any(|r| r.name == "bloom_bits_per_key" && r.changed()));
     assert!(run.out().join("preset.toml").exists() && run.out().join("report.md").exists());
+    // trials.csv, appended trial by trial, is what one write of every trial gives.
+    let written = std::fs::read(run.out().join("trials.csv")).unwrap();
+    assert_eq!(written, report::csv::trials_csv(&space(), &outcome.phase_names, &outcome.trials).unwrap());
 }
 
 #[test]
