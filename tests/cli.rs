@@ -468,6 +468,38 @@ fn trial_workers_killed_or_aborted_are_failed_trials_and_the_study_goes_on() {
     assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0, "a trial directory left behind");
 }
 
+/// Ctrl-C during `kvtune bench` stops the running trial and leaves nothing
+/// behind, as it does during a study, and exits with 130.
+#[test]
+fn ctrl_c_during_bench_cleans_up_and_exits_130() {
+    let dir = scratch();
+    let work = dir.path().join("work");
+    let args = [
+        vec!["bench".to_string(), "--preset".into(), "defaults".into()],
+        small(&["--repeat", "3", "--workdir", &path_arg(&work)]),
+    ]
+    .concat();
+    let bench = Command::new(env!("CARGO_BIN_EXE_kvtune"))
+        .args(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while worker_of(bench.id()).is_none() {
+        assert!(started.elapsed().as_secs() < 300, "no trial worker after 5 minutes");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: a signal to the kvtune this test started.
+    unsafe { libc::kill(bench.id() as i32, libc::SIGINT) };
+    let pid = bench.id();
+    let ended = bench.wait_with_output().unwrap();
+    assert_eq!(ended.status.code(), Some(130), "{}", text(&ended));
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0, "a trial directory left behind");
+    let leftovers = cgroups_named(&format!("kvtune-{pid}-"));
+    assert!(leftovers.is_empty(), "cgroups left behind: {leftovers:?}");
+}
+
 /// The trial worker kvtune `pid` is running, if any.
 fn worker_of(pid: u32) -> Option<i32> {
     let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).ok()?;
