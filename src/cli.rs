@@ -36,6 +36,30 @@ pub struct Cli {
     pub tune: TuneArgs,
 }
 
+impl Cli {
+    /// The command line, parsed, with the flags a tune was given recorded.
+    pub fn from_env() -> Self {
+        use clap::{CommandFactory, FromArgMatches};
+        let command = Cli::command();
+        let matches = command.clone().get_matches();
+        let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+        // The arguments (not the groups clap makes of flattened structs) given.
+        let given = |c: &clap::Command, m: &clap::ArgMatches| -> Vec<String> {
+            c.get_arguments()
+                .map(|a| a.get_id().as_str())
+                .filter(|id| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+                .map(String::from)
+                .collect()
+        };
+        match (&mut cli.command, matches.subcommand(), command.find_subcommand("tune")) {
+            (Some(Command::Tune(args)), Some(("tune", m)), Some(tune)) => args.given = given(tune, m),
+            (None, ..) => cli.tune.given = given(&command, &matches),
+            _ => {}
+        }
+        cli
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Search for the best options (the default when no subcommand is given).
@@ -119,6 +143,10 @@ impl std::str::FromStr for TimeLimit {
 
 #[derive(Debug, Clone, Args)]
 pub struct TuneArgs {
+    /// The flags given on the command line (filled in by `Cli::from_env`),
+    /// so `--resume` can refuse settings it would not apply.
+    #[arg(skip)]
+    pub given: Vec<String>,
     /// Memory budget of the engine process, page cache included: 512M, 8G, 128GiB (K, M, G, T are powers of 1024).
     #[arg(long, value_name = "SIZE", required_unless_present = "resume")]
     pub budget: Option<ByteSize>,

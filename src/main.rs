@@ -1,11 +1,10 @@
 use std::process::ExitCode;
 
-use clap::Parser;
 use kvtune::cli::{Cli, Command};
 use kvtune::commands;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::from_env();
     let result = match cli.command {
         Some(Command::Tune(args)) => commands::tune(args),
         Some(Command::Bench(args)) => commands::bench(args),

@@ -670,6 +670,12 @@ fn space_fails_with(dir: &Path, space_text: &str, expected: &[&str]) {
 fn bad_input_is_named_and_fails() {
     fails_with(&["--budget", "64M", "--dataset", "nosuch"], &["unknown dataset `nosuch`", "spork"]);
     fails_with(&["--budget", "12X", "--dataset", "spork"], &["K, M, G or T"]);
+    // A resumed study goes on with its own settings: one given again is refused, not ignored.
+    fails_with(&["--resume", "out/x", "--trial-seconds", "5"], &["takes no --trial-seconds", "--workdir"]);
+    fails_with(
+        &["tune", "--resume", "out/x", "--cooldown", "2", "--trial-seconds", "5"],
+        &["takes no --trial-seconds, --cooldown: leave them out"],
+    );
     // A mistyped flag gets the nearest good one.
     fails_with(
         &["--budgett", "64M", "--dataset", "spork"],

@@ -20,6 +20,7 @@ use crate::trial::{self, ChildRunner};
 
 pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
     if let Some(dir) = &args.resume {
+        refuse_settings_on_resume(&args.given)?;
         return resume(dir, &args.common);
     }
     let engine = engine::find("rocksdb")?;
@@ -113,6 +114,29 @@ fn check_study_size(args: &TuneArgs) -> anyhow::Result<()> {
         eprintln!(
             "warning: with --confirm-repeats {} the paired test has almost no power, so no candidate is likely to be shown to beat the defaults; use 3 or more",
             args.confirm_repeats
+        );
+    }
+    Ok(())
+}
+
+/// Flags `--resume` takes: where trials run, how kvtune prints, and how
+/// long a trial may take before it is stopped. Every other flag shapes the
+/// results, and the study goes on with the ones it began with.
+const RESUME_TAKES: &[&str] = &["resume", "workdir", "json", "trial_timeout"];
+
+/// Refuses flags a resumed study would not apply, rather than ignore them.
+fn refuse_settings_on_resume(given: &[String]) -> anyhow::Result<()> {
+    let refused: Vec<String> = given
+        .iter()
+        .filter(|id| !RESUME_TAKES.contains(&id.as_str()))
+        .map(|id| format!("--{}", id.replace('_', "-")))
+        .collect();
+    if !refused.is_empty() {
+        bail!(
+            "--resume goes on with the settings the study began with (its journal records them), so it takes no {}: \
+             leave {} out, or start a new study with them; --resume takes --workdir, --json and --trial-timeout",
+            refused.join(", "),
+            if refused.len() == 1 { "it" } else { "them" }
         );
     }
     Ok(())
