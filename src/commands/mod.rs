@@ -50,7 +50,7 @@ fn load_dataset(name: &str, data_ratio: Option<f64>, pace: Option<Pace>) -> anyh
 /// here on Ctrl-C stops the running trial cleanly (calibration included).
 fn runner(common: &Common) -> anyhow::Result<ChildRunner> {
     trial::stop_cleanly_on_interrupt();
-    trial::warn_if_tmpfs(&common.workdir);
+    trial::warn_if_not_a_local_disk(&common.workdir);
     let timeout =
         Duration::from_secs_f64(common.trial_timeout.unwrap_or((common.trial_seconds * 10.0).max(120.0)));
     let quiet = Quiet {

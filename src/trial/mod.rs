@@ -26,7 +26,7 @@ use crate::space::Candidate;
 pub use child::ChildRunner;
 pub use interrupt::{stop_cleanly_on_interrupt, Interrupted};
 pub use quiet::{CpuList, Quiet};
-pub use workdir::{disk_needed, free_bytes, warn_if_tmpfs};
+pub use workdir::{disk_needed, free_bytes, warn_if_not_a_local_disk};
 
 /// How a failed trial's reason begins when its work directory filled up.
 pub const DISK_FULL: &str = "disk full";

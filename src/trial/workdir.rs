@@ -14,13 +14,24 @@ fn statfs(dir: &Path) -> Option<libc::statfs> {
     (unsafe { libc::statfs(c_path.as_ptr(), &mut stat) } == 0).then_some(stat)
 }
 
-/// Warns when `dir` is on tmpfs: results there do not match a real disk.
-pub fn warn_if_tmpfs(dir: &Path) {
-    const TMPFS_MAGIC: libc::__fsword_t = 0x0102_1994;
+/// File systems a work directory should not be on, by their statfs magic:
+/// memory, or a network between kvtune and its disk.
+const NOT_A_LOCAL_DISK: [(libc::__fsword_t, &str); 6] = [
+    (0x0102_1994, "tmpfs (memory)"),
+    (0x6969, "NFS (a network file system)"),
+    (0xFF53_4D42, "CIFS/SMB (a network file system)"),
+    (0xFE53_4D42, "SMB2 (a network file system)"),
+    (0x6573_5546, "FUSE (a user-space file system)"),
+    (0x0000_0187, "autofs"),
+];
+
+/// Warns when `dir` is not on a local disk: results there do not mean what
+/// users think (memory is far faster than a disk, a network far slower).
+pub fn warn_if_not_a_local_disk(dir: &Path) {
     let Some(stat) = statfs(dir) else { return };
-    if stat.f_type == TMPFS_MAGIC {
+    if let Some((_, what)) = NOT_A_LOCAL_DISK.iter().find(|(magic, _)| *magic == stat.f_type) {
         eprintln!(
-            "warning: the work directory {} is on tmpfs (memory), not a disk: results will not match a real disk; pass --workdir DIR on a disk",
+            "warning: the work directory {} is on {what}, not a local disk: results will not match a real disk; pass --workdir DIR on a disk",
             dir.display()
         );
     }
