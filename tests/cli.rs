@@ -653,9 +653,76 @@ fn fails_with(args: &[&str], expected: &[&str]) {
 fn fails_with_args(args: &[String], expected: &[&str]) {
     let run = kvtune_with(args);
     assert!(!run.status.success(), "{args:?} succeeded");
+    assert!(!text(&run).contains("panicked"), "{args:?} panicked: {}", text(&run));
     for e in expected {
         assert!(text(&run).contains(e), "{args:?}: no `{e}` in {}", text(&run));
     }
+}
+
+/// Bad input across budgets, scales, objectives, spaces, presets, journals
+/// and flag combinations: each exits non-zero before any trial runs, naming
+/// the input and what would be accepted.
+#[test]
+fn every_bad_input_names_itself_and_what_would_do() {
+    let dir = scratch();
+    let journal = dir.path().join("study");
+    std::fs::create_dir_all(&journal).unwrap();
+    std::fs::write(
+        journal.join("journal.jsonl"),
+        "{\"event\":\"finished\",\"recommended\":\"a\",\"beats_defaults\":true}\nnot json\n{}\n",
+    )
+    .unwrap();
+    let not_a_preset = dir.path().join("preset.toml");
+    std::fs::write(&not_a_preset, "budget = \"a lot\"\n").unwrap();
+    let (journal, not_a_preset) = (path_arg(&journal), path_arg(&not_a_preset));
+    let tune = |rest: &[&str]| -> Vec<String> {
+        ["--budget", "64M", "--dataset", "spork"].iter().chain(rest).map(|s| s.to_string()).collect()
+    };
+    let compare = |set: &str| -> Vec<String> {
+        ["compare", "defaults", "defaults", "--set", set, "--dataset", "spork", "--budget", "64M"]
+            .map(String::from)
+            .to_vec()
+    };
+    let cases: Vec<(Vec<String>, &[&str])> = vec![
+        (
+            vec!["--budget".into(), "0".into(), "--dataset".into(), "spork".into()],
+            &["`0` is not a size", "128G"],
+        ),
+        (
+            vec!["--budget".into(), "1.5Q".into(), "--dataset".into(), "spork".into()],
+            &["`1.5Q`", "K, M, G or T"],
+        ),
+        (tune(&["--scale", "3"]), &["`3` is not a scale", "power-of-two"]),
+        (tune(&["--scale", "1/3"]), &["`1/3` is not a scale", "1/256"]),
+        (tune(&["--data-ratio", "abc"]), &["'abc'", "--data-ratio"]),
+        (tune(&["--time", "5parsecs"]), &["`5parsecs` is not a duration", "30m"]),
+        (tune(&["--strategy", "annealing"]), &["'annealing'", "bayes, tpe, random, grid"]),
+        (tune(&["--objective", "speed"]), &["`speed` is not an objective", "phase:NAME"]),
+        (tune(&["--objective", "latency:serve:p42"]), &["`latency:serve:p42`", "p99.9"]),
+        (tune(&["--objective", "phase:nosuch"]), &["no phase `nosuch`", "bootstrap, index, serve"]),
+        (tune(&["--objective", "throughput,bytes_per_key,phase:index"]), &["one or two objectives, not 3"]),
+        (tune(&["--space", "nosuch"]), &["`nosuch` is neither a file nor a built-in space", "rocksdb"]),
+        (tune(&["--trials", "0"]), &["--trials 0", "at least 1"]),
+        (tune(&["--verify-scale", "3x"]), &["`3x` is not a scale", "4x"]),
+        (tune(&["--cpus", "99"]), &["CPU 99", "usable"]),
+        (tune(&["--cpus", "one"]), &["`one` is not a CPU list", "2-3"]),
+        (["bench", "--preset", "/no/such.toml"].map(String::from).to_vec(), &["/no/such.toml", "`defaults`"]),
+        (["bench", "--preset", "defaults"].map(String::from).to_vec(), &["--budget is required"]),
+        (["bench", "--preset", &not_a_preset].map(String::from).to_vec(), &["preset.toml is not valid"]),
+        (["compare", "defaults"].map(String::from).to_vec(), &["2 values required"]),
+        (compare("nosuch=1"), &["`nosuch`", "known are", "bloom_bits"]),
+        (compare("bloom_bits"), &["`bloom_bits` is not a setting", "NAME=VALUE"]),
+        (compare("bloom_bits=many"), &["`bloom_bits` must be a number, not many"]),
+        (["report", "/no/such/study"].map(String::from).to_vec(), &["/no/such/study/journal.jsonl"]),
+        (["report", &journal].map(String::from).to_vec(), &["journal.jsonl line 2"]),
+        (["--resume", &journal].map(String::from).to_vec(), &["journal.jsonl line 2"]),
+        (["explain", &not_a_preset].map(String::from).to_vec(), &["preset.toml is not valid"]),
+        (["datasets", "nosuch"].map(String::from).to_vec(), &["unknown dataset `nosuch`", "ycsb-a"]),
+    ];
+    for (args, expected) in &cases {
+        fails_with_args(args, expected);
+    }
+    eprintln!("{} bad inputs refused, each naming itself", cases.len());
 }
 
 /// A study over a space file with this text fails naming what is wrong.

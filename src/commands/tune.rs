@@ -30,6 +30,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
     let space = Space::find(&args.space, &engine.param_names())?;
     engine.check_space(&space, full_budget)?;
     check_study_size(&args)?;
+    let objectives = objectives(&args, &dataset)?;
     let runner = runner(&args.common)?;
     let asked = args.common.scale.map(|s| (s, "as asked (--scale)"));
     let choice = pick_scale(&args.common, asked, engine, &dataset, full_budget, &runner)?;
@@ -44,7 +45,6 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
     }
     let (verify_scale, verify_note) =
         args.verify_scale.resolve(choice.scale, full_budget, crate::budget::machine_memory());
-    let objectives = objectives(&args, &dataset)?;
     let header = StudyHeader {
         kvtune_version: env!("CARGO_PKG_VERSION").into(),
         engine: engine.name().into(),

@@ -93,5 +93,21 @@ fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
             _ => return Err(format!("`{text}` is not a CPU list: write e.g. 1, 0,1 or 2-3")),
         }
     }
+    // The CPUs this process may run on: pinning to another fails at exec.
+    let usable = std::thread::available_parallelism().map_or(usize::MAX, |n| n.get());
+    // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity fills it in.
+    let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let known =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut allowed) } == 0;
+    if let Some(cpu) = cpus.iter().find(|&&c| known && !unsafe { libc::CPU_ISSET(c, &allowed) }) {
+        let mine: Vec<String> = (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| unsafe { libc::CPU_ISSET(c, &allowed) })
+            .map(|c| c.to_string())
+            .collect();
+        return Err(format!(
+            "CPU {cpu} is not one kvtune may run on here ({usable} usable: {}): give CPUs from that list",
+            mine.join(",")
+        ));
+    }
     Ok(cpus)
 }
