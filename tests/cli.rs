@@ -468,6 +468,55 @@ fn trial_workers_killed_or_aborted_are_failed_trials_and_the_study_goes_on() {
     assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0, "a trial directory left behind");
 }
 
+/// The output folder turning unwritable mid-study (its file system filled
+/// up): the study stops with an error that names what it could not write,
+/// and the journal holds every trial recorded before, readable.
+/// Mounting needs root; without it the test is skipped, unless
+/// KVTUNE_REQUIRE_CGROUPS is set (CI runs as root).
+#[test]
+fn an_output_folder_that_fills_up_stops_the_study_with_the_journal_intact() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        assert!(std::env::var_os("KVTUNE_REQUIRE_CGROUPS").is_none(), "needs root to mount");
+        eprintln!("skipped: mounting a file system needs root");
+        return;
+    }
+    let dir = scratch();
+    let fs = dir.path().join("fs");
+    std::fs::create_dir_all(&fs).unwrap();
+    let mount = |args: &[&str]| Command::new("mount").args(args).arg(&fs).output().expect("mount runs");
+    assert!(mount(&["-t", "tmpfs", "-o", "size=64m", "tmpfs"]).status.success());
+    let (out, work) = (fs.join("study"), dir.path().join("work"));
+    let args =
+        small(&["--trials", "8", "--no-racing", "--out", &path_arg(&out), "--workdir", &path_arg(&work)]);
+    let study = Command::new(env!("CARGO_BIN_EXE_kvtune"))
+        .args(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let journal_path = out.join("journal.jsonl");
+    let recorded = || Journal::read(&journal_path).map(|e| journal::trials(&e).len()).unwrap_or(0);
+    let started = std::time::Instant::now();
+    while recorded() < 2 {
+        assert!(started.elapsed().as_secs() < 300, "no trials recorded after 5 minutes");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Fill what is left of the output's file system.
+    let mut filler = std::fs::File::create(fs.join("filler")).unwrap();
+    while std::io::Write::write_all(&mut filler, &[0u8; 1 << 20]).is_ok() {}
+    let ended = study.wait_with_output().unwrap();
+    let entries = Journal::read(&journal_path);
+    drop(filler);
+    let _ = Command::new("umount").arg("-l").arg(&fs).output();
+    assert!(!ended.status.success(), "the study went on without its outputs");
+    let said = text(&ended);
+    assert!(said.contains("No space left on device") && said.contains(&path_arg(&out)), "{said}");
+    assert!(!said.contains("panicked"), "{said}");
+    assert!(journal::trials(&entries.unwrap()).len() >= 2, "the journal lost trials");
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0, "a trial directory left behind");
+}
+
 /// Ctrl-C during `kvtune bench` stops the running trial and leaves nothing
 /// behind, as it does during a study, and exits with 130.
 #[test]
