@@ -120,7 +120,8 @@ fn a_trial_past_its_prune_limit_is_pruned_and_cleaned_up() {
 }
 
 /// A trial whose work directory fills up (a 16 MiB tmpfs) is failed as
-/// "disk full", naming the directory and its free space, and cleaned up.
+/// "disk full", naming the directory and its free space, with RocksDB's own
+/// error message, and cleaned up.
 /// Mounting needs root, as the cgroup tests do.
 #[test]
 fn a_trial_that_fills_its_disk_is_failed_as_disk_full() {
@@ -145,6 +146,8 @@ fn a_trial_that_fills_its_disk_is_failed_as_disk_full() {
         "{reason}"
     );
     assert!(reason.contains(&dir.path().display().to_string()), "{reason}");
+    // RocksDB's own error, as RocksDB words it.
+    assert!(reason.contains("IO error: No space left on device"), "{reason}");
     assert_eq!(leftovers, 0, "trial directory left behind");
     assert!(unmount.status.success());
 }
