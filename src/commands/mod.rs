@@ -122,19 +122,24 @@ fn pick_scale(
 /// Refuses a work directory without room for one trial's database at
 /// `budget` (the trials run one at a time, each database deleted after it).
 fn check_disk(workdir: &Path, dataset: &Dataset, budget: u64) -> anyhow::Result<()> {
-    let data = dataset.workload(budget).shape().user_bytes;
-    let (needed, free) = (trial::disk_needed(data), trial::free_bytes(workdir));
-    if let Some(free) = free.filter(|free| *free < needed) {
-        bail!(
-            "the work directory {} has {} free, and a trial of `{}` at a budget of {} needs about {} (twice its {} of \
-             data): give --workdir on a disk with more room, or a smaller --scale",
-            workdir.display(),
-            ByteSize(free),
-            dataset.name,
-            ByteSize(budget),
-            ByteSize(needed),
-            ByteSize(data)
-        );
+    match disk_shortfall(workdir, dataset, budget) {
+        Some(short) => bail!("{short}: give --workdir on a disk with more room, or a smaller --scale"),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// How the work directory falls short of room for a run at `budget`, if it does.
+fn disk_shortfall(workdir: &Path, dataset: &Dataset, budget: u64) -> Option<String> {
+    let data = dataset.workload(budget).shape().user_bytes;
+    let needed = trial::disk_needed(data);
+    let free = trial::free_bytes(workdir).filter(|free| *free < needed)?;
+    Some(format!(
+        "the work directory {} has {} free, and a run of `{}` at a budget of {} needs about {} (twice its {} of data)",
+        workdir.display(),
+        ByteSize(free),
+        dataset.name,
+        ByteSize(budget),
+        ByteSize(needed),
+        ByteSize(data)
+    ))
 }

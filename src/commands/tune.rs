@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
-use super::{load_dataset, pick_scale, runner};
+use super::{disk_shortfall, load_dataset, pick_scale, runner};
 use crate::budget::ByteSize;
 use crate::cli::{Common, TuneArgs};
 use crate::dataset::Dataset;
@@ -43,8 +43,17 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
             choice.reason
         );
     }
+    // The larger scale must fit this machine's memory and its work disk.
     let (verify_scale, verify_note) =
-        args.verify_scale.resolve(choice.scale, full_budget, crate::budget::machine_memory());
+        match args.verify_scale.resolve(choice.scale, full_budget, crate::budget::machine_memory()) {
+            (Some(larger), note) => {
+                match disk_shortfall(&args.common.workdir, &dataset, larger.apply(full_budget)) {
+                    Some(short) => (None, format!("skipped: {short}")),
+                    None => (Some(larger), note),
+                }
+            }
+            unchanged => unchanged,
+        };
     let header = StudyHeader {
         kvtune_version: env!("CARGO_PKG_VERSION").into(),
         engine: engine.name().into(),

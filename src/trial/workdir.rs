@@ -17,7 +17,7 @@ fn statfs(dir: &Path) -> Option<libc::statfs> {
 /// File systems a work directory should not be on, by their statfs magic:
 /// memory, or a network between kvtune and its disk.
 const NOT_A_LOCAL_DISK: [(libc::__fsword_t, &str); 6] = [
-    (0x0102_1994, "tmpfs (memory)"),
+    (0x0102_1994, "tmpfs (memory, charged to each trial's memory budget)"),
     (0x6969, "NFS (a network file system)"),
     (0xFF53_4D42, "CIFS/SMB (a network file system)"),
     (0xFE53_4D42, "SMB2 (a network file system)"),
