@@ -5,8 +5,8 @@
 
 RocksDB loads options from a database folder's OPTIONS-NNNNNN file and, as
 here, refuses options it does not know: OPTIONS-portable holds only what
-differs from RocksDB's defaults, so RocksDB versions older than kvtune's load
-it too. The block cache is not part of an OPTIONS file; its size is in the
+kvtune sets or what differs from RocksDB's defaults, so RocksDB versions older
+than kvtune's load it too. The block cache is not part of an OPTIONS file; its size is in the
 file's header, and the cache is made here and handed to the loader.
 """
 

@@ -251,7 +251,7 @@ pub struct Transfer {
 /// How far the study behind a report got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Progress {
-    /// Still running: the report is rewritten after each trial.
+    /// Still running: the report is rewritten as trials end.
     Running,
     /// Stopped before it finished (interrupted or crashed): it can be resumed.
     Stopped,

@@ -1,11 +1,11 @@
-//! `kvtune report DIR`: a study's reports written again from its journal,
-//! with this kvtune's report; a study that stopped midway gets a report of
-//! how far it got (no verdict and no preset until it finishes). With `--compare`, other
-//! studies beside it.
+//! `kvtune report DIR`: a study's report.md and report.html written again
+//! from its journal, with this kvtune's report (its preset and OPTIONS stay
+//! as the study wrote them); a study that stopped midway gets a report of how
+//! far it got, with no verdict. With `--compare`, other studies beside it.
 
 use std::path::Path;
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 
 use crate::cli::ReportArgs;
 use crate::engine;
@@ -16,11 +16,17 @@ use crate::study::history::History;
 use crate::study::journal;
 
 pub fn report(args: ReportArgs) -> anyhow::Result<()> {
-    let (outcome, space) = read(&args.dir)?;
-    match outcome.progress {
-        Progress::Finished => report::write_study(&args.dir, &outcome, &space)?,
-        _ => report::write_reports(&args.dir, &outcome, &space)?,
+    if args.json && !args.compare.is_empty() {
+        bail!("--json prints one study's verdict; with --compare the side-by-side table is text (and versus.html)");
     }
+    let (outcome, space) = read(&args.dir)?;
+    if let Some(pid) = journal::holder(&args.dir)? {
+        bail!(
+            "the study in {} is running (kvtune pid {pid}), which rewrites its report.html as it goes: open that",
+            args.dir.display()
+        );
+    }
+    report::write_reports(&args.dir, &outcome, &space)?;
     let finished = outcome.progress == Progress::Finished;
     if !args.compare.is_empty() {
         return versus(&args, outcome);
@@ -53,8 +59,7 @@ fn read(dir: &Path) -> anyhow::Result<(StudyOutcome, Space)> {
     let history = History { header, trials: &recorded.trials, space: &space, engine };
     let progress = if recorded.finished { Progress::Finished } else { Progress::Stopped };
     // The engine writes its options file through a scratch database.
-    let scratch =
-        tempfile::tempdir_in(dir).with_context(|| format!("making a scratch folder in {}", dir.display()))?;
+    let scratch = tempfile::tempdir().context("making a scratch folder")?;
     // A study that stopped has no verdict yet, whatever runs it confirmed:
     // the rounds and the larger-scale check judge together.
     let judged = if recorded.finished { history.judge() } else { (None, None) };

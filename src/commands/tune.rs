@@ -10,8 +10,7 @@ use crate::cli::{Common, TuneArgs};
 use crate::dataset::Dataset;
 use crate::engine::{self, Engine};
 use crate::outcome::{Baseline, StudyHeader};
-use crate::record::Objective;
-use crate::record::TrialRecord;
+use crate::record::{Objective, TrialRecord};
 use crate::report::text;
 use crate::space::Space;
 use crate::study::journal;
@@ -178,6 +177,15 @@ fn resume(dir: &Path, common: &Common) -> anyhow::Result<()> {
     // The trials go on as quiet as the study began.
     let mut runner = runner(common)?;
     runner.quiet = header.quiet.clone();
+    // The time limit comes from --trial-seconds, which a resume does not
+    // take; the study's own trials say what one takes here: a resumed trial
+    // gets ten times the longest per GiB of budget, if that is more.
+    if common.trial_timeout.is_none() {
+        let per_gib =
+            |t: &TrialRecord| t.measurement.wall_secs / (t.budget as f64 / (1u64 << 30) as f64).max(1.0);
+        let longest = prior.iter().map(per_gib).fold(0.0, f64::max);
+        runner.timeout = runner.timeout.max(std::time::Duration::from_secs_f64(10.0 * longest));
+    }
     run_study(header.clone(), Some(prior), space, dir.to_path_buf(), engine, runner, common.json)
 }
 

@@ -131,18 +131,19 @@ pub enum EngineError {
     BadSeed { name: String, why: Box<EngineError> },
 }
 
-/// An engine kvtune can tune.
 /// An option set in the engine's own file format.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OptionsFiles {
     /// Every option, as this build of the engine writes them.
     pub full: String,
-    /// Only what differs from the engine's own defaults, so older versions
-    /// that refuse options they do not know load it too (`None` where the
+    /// Only what kvtune sets or what differs from the engine's own
+    /// defaults, so older versions that refuse options they do not know
+    /// load it too (`None` where the
     /// full file is that already).
     pub portable: Option<String>,
 }
 
+/// An engine kvtune can tune.
 pub trait Engine: Sync {
     fn name(&self) -> &'static str;
     /// Every parameter a search space may name.

@@ -3,7 +3,7 @@
 //! The words and tables are the Markdown report's, so each figure is stated
 //! once; while a study runs the page reloads itself every 30 s.
 
-use pulldown_cmark::{html, Options, Parser};
+use pulldown_cmark::{html, Event, Options, Parser};
 
 use super::{markdown, plots};
 use crate::outcome::{Progress, StudyOutcome};
@@ -41,12 +41,23 @@ pub fn versus(studies: &[(&str, &StudyOutcome)]) -> String {
     page("kvtune: studies side by side", &body, false)
 }
 
+/// Markdown as HTML, with any HTML in it shown as text: trial errors,
+/// dataset names and paths are not markup.
 fn to_html(md: &str) -> String {
     let mut options = Options::empty();
     options.insert(Options::ENABLE_TABLES);
+    let events = Parser::new_ext(md, options).map(|event| match event {
+        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
+        other => other,
+    });
     let mut html = String::new();
-    html::push_html(&mut html, Parser::new_ext(md, options));
+    html::push_html(&mut html, events);
     html
+}
+
+/// Text for inside an HTML element.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 fn figures(svgs: Vec<String>) -> String {
@@ -57,8 +68,9 @@ fn figures(svgs: Vec<String>) -> String {
 fn page(title: &str, body: &str, live: bool) -> String {
     let refresh = if live { "<meta http-equiv=\"refresh\" content=\"30\">" } else { "" };
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{refresh}<title>{title}</title>\
-         <style>{STYLE}</style></head>\n<body>\n{body}</body></html>\n"
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{refresh}<title>{}</title>\
+         <style>{STYLE}</style></head>\n<body>\n{body}</body></html>\n",
+        escape(title)
     )
 }
 

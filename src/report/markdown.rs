@@ -49,7 +49,9 @@ pub fn report(outcome: &StudyOutcome) -> String {
 fn progress(md: &mut String, outcome: &StudyOutcome) {
     let state = match outcome.progress {
         Progress::Finished => return,
-        Progress::Running => "**This study is still running**: this report is rewritten after each trial.",
+        Progress::Running => {
+            "**This study is still running**: this report is rewritten as trials end (at most every 10 s)."
+        }
         Progress::Stopped => {
             "**This study stopped before it finished**: `kvtune --resume` on its folder continues it \
              (`kvtune report` on the folder rewrites this report from its journal)."

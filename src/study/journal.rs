@@ -17,7 +17,14 @@ use crate::record::TrialRecord;
 pub enum Entry {
     Started(Box<StudyHeader>),
     Trial(Box<TrialRecord>),
-    Finished { recommended: String, beats_defaults: bool },
+    /// A trial the machine failed (its work directory filled up): the
+    /// study stopped there, and a resume runs the trial again.
+    Stopped(Box<TrialRecord>),
+    /// The study ended (`recommended` is `None` when no trial succeeded).
+    Finished {
+        recommended: Option<String>,
+        beats_defaults: bool,
+    },
 }
 
 /// The trial records among a journal's entries, in order.
@@ -69,6 +76,23 @@ const LOCK_FILE: &str = ".kvtune.lock";
 /// kernel lets the lock go when its holder ends, however it ends, so a
 /// crashed study never leaves its folder locked.
 fn lock_folder(dir: &Path) -> anyhow::Result<File> {
+    match try_lock(dir)? {
+        Ok(file) => Ok(file),
+        Err(holder) => anyhow::bail!(
+            "the study in {} is in use by another kvtune (pid {holder}): wait for it to end, or stop it, before resuming",
+            dir.display()
+        ),
+    }
+}
+
+/// The pid of the kvtune holding study folder `dir`, if one does.
+pub fn holder(dir: &Path) -> anyhow::Result<Option<String>> {
+    Ok(try_lock(dir)?.err())
+}
+
+/// The lock on `dir` (holding this pid), or the holder's pid if another
+/// process has it.
+fn try_lock(dir: &Path) -> anyhow::Result<Result<File, String>> {
     let path = dir.join(LOCK_FILE);
     let mut file = OpenOptions::new()
         .create(true)
@@ -79,16 +103,15 @@ fn lock_folder(dir: &Path) -> anyhow::Result<File> {
         .with_context(|| format!("opening the study folder's lock {}", path.display()))?;
     // SAFETY: flock on a descriptor this function owns.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        let holder = std::fs::read_to_string(&path).unwrap_or_default();
-        anyhow::bail!(
-            "the study in {} is in use by another kvtune (pid {}): wait for it to end, or stop it, before resuming",
-            dir.display(),
-            holder.trim()
-        );
+        let error = std::io::Error::last_os_error();
+        if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(error).with_context(|| format!("locking the study folder ({})", path.display()));
+        }
+        return Ok(Err(std::fs::read_to_string(&path).unwrap_or_default().trim().to_string()));
     }
     file.set_len(0)?;
     write!(file, "{}", std::process::id())?;
-    Ok(file)
+    Ok(Ok(file))
 }
 
 impl Journal {
@@ -162,7 +185,7 @@ mod tests {
     use super::*;
 
     fn finished(label: &str) -> Entry {
-        Entry::Finished { recommended: label.into(), beats_defaults: false }
+        Entry::Finished { recommended: Some(label.into()), beats_defaults: false }
     }
 
     #[test]

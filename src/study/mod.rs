@@ -98,8 +98,12 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
     study.progress.set_position(done as u64);
     study.show_time_spent();
     if let Err(stopped) = study.stages(sampler) {
-        // The live report shows every trial the stopped study recorded.
-        study.write_live_report(true)?;
+        // The report shows every trial the stopped study recorded; the
+        // error that stopped it is what the user must see, so a report that
+        // cannot be written (a full disk, say) is only a warning.
+        if let Err(why) = study.write_live_report(Progress::Stopped) {
+            eprintln!("warning: report.html was not rewritten: {why:#}");
+        }
         return Err(stopped);
     }
     study.progress.finish_and_clear();
@@ -107,10 +111,9 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
     let outcome = history.outcome(history.judge(), Progress::Finished, &scratch)?;
     report::write_study(&out_dir, &outcome, &space)?;
     // Finished goes last: a crash before it leaves a study that resumes.
-    if let Some(v) = &outcome.verdict {
-        let recommended = v.recommended().label.clone();
-        study.journal.append(&Entry::Finished { recommended, beats_defaults: v.beats_defaults })?;
-    }
+    let recommended = outcome.verdict.as_ref().map(|v| v.recommended().label.clone());
+    let beats_defaults = outcome.verdict.as_ref().is_some_and(|v| v.beats_defaults);
+    study.journal.append(&Entry::Finished { recommended, beats_defaults })?;
     Ok(outcome)
 }
 
@@ -423,19 +426,24 @@ impl Running<'_> {
             budget,
             measurement: ran.measurement,
         };
-        self.record(&record)?;
         if record.measurement.reason.as_deref().is_some_and(|r| r.starts_with(trial::DISK_FULL)) {
+            // Not the candidate's failure but the machine's: the journal
+            // keeps it as the study's stop, and a resume runs the trial again.
+            self.log(&record);
+            self.journal.append(&Entry::Stopped(Box::new(record.clone())))?;
             let data = self.header.dataset.workload(budget).shape().user_bytes;
             anyhow::bail!(
-                "the work directory ran out of space, so the study stopped (trial {} is recorded failed): a trial at \
-                 this scale needs about {} free (twice its {} of data); free space there or give --workdir on a larger \
-                 disk, then continue with `kvtune --resume {}`",
+                "the work directory ran out of space, so the study stopped at trial {} ({}): a trial at this scale \
+                 needs about {} free (twice its {} of data); free space there or give --workdir on a larger disk, then \
+                 continue with `kvtune --resume {}`, which runs that trial again",
                 record.number,
+                record.label,
                 ByteSize(trial::disk_needed(data)),
                 ByteSize(data),
                 self.out_dir.display()
             );
         }
+        self.record(&record)?;
         Ok(record)
     }
 
@@ -456,18 +464,19 @@ impl Running<'_> {
         Ok(())
     }
 
-    /// Rewrites `report.html` of the running study, at most every
-    /// `LIVE_REPORT_EVERY` unless `now`: the report fits a model and draws
-    /// every trial, which at hundreds of short trials would cost more than
-    /// a page reloaded every 30 s needs.
-    fn write_live_report(&mut self, now: bool) -> anyhow::Result<()> {
-        if !now && self.live_report_at.is_some_and(|at| at.elapsed() < LIVE_REPORT_EVERY) {
+    /// Rewrites `report.html` of a study that has not finished: while it
+    /// runs at most every `LIVE_REPORT_EVERY` (the report fits a model and
+    /// draws every trial, which at hundreds of short trials would cost more
+    /// than a page reloaded every 30 s needs), and at once when it stops.
+    fn write_live_report(&mut self, progress: Progress) -> anyhow::Result<()> {
+        let running = progress == Progress::Running;
+        if running && self.live_report_at.is_some_and(|at| at.elapsed() < LIVE_REPORT_EVERY) {
             return Ok(());
         }
         self.live_report_at = Some(Instant::now());
         // No verdict before the study ends, so the engine writes no options
         // file and needs no scratch space.
-        let live = self.history().outcome((None, None), Progress::Running, &self.out_dir)?;
+        let live = self.history().outcome((None, None), progress, &self.out_dir)?;
         report::write_live(&self.out_dir, &live, self.space)
     }
 
@@ -478,7 +487,7 @@ impl Running<'_> {
         self.trials.push(record.clone());
         self.advance(record);
         self.trials_csv.update(&self.out_dir, self.space, &self.phase_names, &self.trials)?;
-        self.write_live_report(false)
+        self.write_live_report(Progress::Running)
     }
 
     /// Moves the bar: under a time limit it counts the seconds spent of the

@@ -186,13 +186,24 @@ fn a_full_disk_stops_the_study_with_the_trial_recorded_and_a_resume_goes_on() {
     let stopped =
         run.study(header(5, 1, 2), None, sampler, &ScriptedRunner::new(full)).unwrap_err().to_string();
     assert!(stopped.contains("ran out of space") && stopped.contains("--resume"), "{stopped}");
-    assert!(stopped.contains("trial 2 is recorded failed") && stopped.contains("needs about"), "{stopped}");
+    assert!(stopped.contains("stopped at trial 2 (#2)") && stopped.contains("needs about"), "{stopped}");
+    // The journal keeps the trial as the study's stop, not as a result.
+    let entries = Journal::read(&run.out().join("journal.jsonl")).unwrap();
+    let stop = entries.iter().find_map(|e| match e {
+        Entry::Stopped(t) => t.measurement.reason.clone(),
+        _ => None,
+    });
+    assert!(stop.is_some_and(|r| r.starts_with("disk full")));
     let prior = run.journal_trials();
-    assert_eq!(prior.len(), 3, "the trials before it and the failed one");
-    assert!(prior[2].measurement.reason.as_deref().unwrap().starts_with("disk full"));
-    // With room again, the resumed study goes on to its end.
+    assert_eq!(prior.len(), 2, "the trials before it");
+    let page = std::fs::read_to_string(run.out().join("report.html")).unwrap();
+    assert!(page.contains("stopped before it finished") && !page.contains("http-equiv=\"refresh\""));
+    // With room again, the resumed study runs that trial again and goes on to its end.
     let (sampler, _) = learning();
     let outcome = run.study(header(5, 1, 2), Some(prior), sampler, &ScriptedRunner::new(by_bloom)).unwrap();
+    let searched: Vec<i64> =
+        outcome.trials.iter().filter(|t| t.stage == Stage::Search).map(|t| bloom(&t.candidate)).collect();
+    assert_eq!(searched, [0, 2, 4, 6, 8], "the stopped trial (4 bits) ran again, once");
     assert!(outcome.verdict.is_some());
 }
 
@@ -463,10 +474,11 @@ fn a_resumed_study_tells_its_sampler_what_a_live_one_told_it() {
     assert!(stopped.unwrap_err().downcast_ref::<Interrupted>().is_some());
     let prior = cut.journal_trials();
     assert_eq!(prior.len(), 3);
-    // The live report was rewritten after the last trial, and says so.
-    let live_page = std::fs::read_to_string(cut.out().join("report.html")).unwrap();
-    assert!(live_page.contains("still running") && live_page.contains("http-equiv=\"refresh\""));
-    assert!(live_page.contains("3 search trials so far"), "{live_page}");
+    // The report was rewritten when the study stopped, and says so.
+    let stopped_page = std::fs::read_to_string(cut.out().join("report.html")).unwrap();
+    assert!(stopped_page.contains("stopped before it finished"), "{stopped_page}");
+    assert!(!stopped_page.contains("http-equiv=\"refresh\""), "a stopped study's page does not reload");
+    assert!(stopped_page.contains("3 search trials so far"), "{stopped_page}");
 
     let (sampler, resumed_log) = learning();
     let resumed = cut.study(header, Some(prior), sampler, &ScriptedRunner::new(by_bloom)).unwrap();

@@ -39,7 +39,7 @@ pub fn warn_if_not_a_local_disk(dir: &Path) {
 
 /// Bytes an unprivileged process may still write where `dir` is.
 pub fn free_bytes(dir: &Path) -> Option<u64> {
-    statfs(dir).map(|s| s.f_bavail * s.f_bsize as u64)
+    statfs(dir).map(|s| s.f_bavail * s.f_frsize as u64)
 }
 
 /// Disk a trial needs for `user_bytes` of data, at least: an LSM holds the

@@ -5,7 +5,7 @@
 
 mod knobs;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -101,6 +101,7 @@ impl Engine for RocksDb {
             .with_context(|| format!("making a scratch directory in {}", scratch.display()))?;
         let build = Build::new(candidate, budget)?;
         let (cache, row_cache) = (build.block_cache_size, build.row_cache_size);
+        let set: BTreeSet<String> = build.resolved().options.keys().cloned().collect();
         let tuned = dir.path().join("tuned");
         drop(RocksStore::open(&tuned, build)?);
         let stock = dir.path().join("stock");
@@ -124,10 +125,11 @@ impl Engine for RocksDb {
             );
         }
         let portable = format!(
-            "{banner}# Portable: only the options that differ from RocksDB's defaults, so a RocksDB older than\n\
-             # {} that refuses options it does not know loads it too; every other option is that RocksDB's default.\n{}",
+            "{banner}# Portable: only the options kvtune sets or that differ from RocksDB's defaults, so a RocksDB\n\
+             # older than {} that refuses options it does not know loads it too; every other option is that\n\
+             # RocksDB's default.\n{}",
             rocksdb_version(&tuned).unwrap_or("this one"),
-            differing(&tuned, &stock)
+            differing(&tuned, &stock, &set)
         );
         Ok(OptionsFiles { full: banner + &tuned, portable: Some(portable) })
     }
@@ -204,9 +206,10 @@ fn options_lines(text: &str) -> BTreeMap<String, String> {
     lines
 }
 
-/// OPTIONS text `tuned` without the lines that `stock` holds alike; every
-/// section heading and the `[Version]` section stay.
-fn differing(tuned: &str, stock: &str) -> String {
+/// OPTIONS text `tuned` without the lines that `stock` holds alike, except
+/// the options kvtune set (in `set`: an older RocksDB's default may differ
+/// from this one's); every section heading and the `[Version]` section stay.
+fn differing(tuned: &str, stock: &str, set: &BTreeSet<String>) -> String {
     let stock = options_lines(stock);
     let mut section = String::new();
     let mut kept = String::new();
@@ -216,7 +219,7 @@ fn differing(tuned: &str, stock: &str) -> String {
             section = trimmed.to_string();
         } else if let Some((key, value)) = trimmed.split_once('=') {
             let alike = stock.get(&format!("{section} {key}")).is_some_and(|v| v == value);
-            if alike && section != "[Version]" {
+            if alike && section != "[Version]" && !set.contains(key) {
                 continue;
             }
         }
