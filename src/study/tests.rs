@@ -244,6 +244,28 @@ fn the_engine_as_shipped_runs_beside_the_contenders_but_is_never_recommended() {
 }
 
 #[test]
+fn the_engine_as_shipped_is_measured_where_the_memory_model_would_reject_it() {
+    // At 48 MiB, RocksDB's own 32 MiB cache, its memtables and the model's
+    // overhead do not fit the memory model; the baseline runs anyway and the
+    // cgroup, not the model, decides (here it fits).
+    let budget = 48 * MIB;
+    let (candidate, description) = RocksDb.shipped_defaults(budget).unwrap();
+    let request_budget = Scale { shift: 0 }.apply(budget);
+    let resolved = RocksDb.resolve(&candidate, request_budget).unwrap();
+    let shape = Dataset::find("spork").unwrap().workload(request_budget).shape();
+    assert!(resolved.memory.misfit(shape, request_budget).is_some(), "the model rejects it at this budget");
+    let run = Run::new();
+    let (sampler, _) = learning();
+    let baseline = Baseline { label: "stock-rocksdb".into(), candidate, description };
+    let header = StudyHeader { baseline: Some(baseline), full_budget: budget, ..header(3, 1, 3) };
+    let outcome = run.study(header, None, sampler, &ScriptedRunner::new(by_bloom)).unwrap();
+    let stock: Vec<Status> =
+        outcome.trials.iter().filter(|t| t.label == "stock-rocksdb").map(|t| t.measurement.status).collect();
+    assert_eq!(stock, [Status::Ok; 3]);
+    assert!(outcome.verdict.unwrap().over_baseline.is_some());
+}
+
+#[test]
 fn a_time_limit_that_leaves_the_search_nothing_says_so_and_what_would_fit() {
     let study = |limit: f64| {
         let run = Run::new();

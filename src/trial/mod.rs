@@ -103,6 +103,22 @@ pub fn attempt(
     label: &str,
     prune_after: Option<Duration>,
 ) -> anyhow::Result<Attempt> {
+    attempt_gated(runner, request, label, prune_after, true)
+}
+
+/// Runs a reference the study must measure whatever the memory model
+/// predicts (the engine as shipped): the cgroup alone says whether it fits.
+pub fn attempt_ungated(runner: &dyn TrialRunner, request: &Request, label: &str) -> anyhow::Result<Attempt> {
+    attempt_gated(runner, request, label, None, false)
+}
+
+fn attempt_gated(
+    runner: &dyn TrialRunner,
+    request: &Request,
+    label: &str,
+    prune_after: Option<Duration>,
+    model_gates: bool,
+) -> anyhow::Result<Attempt> {
     // A candidate the engine refuses is a recorded result, not the end of
     // the study.
     let resolved = match request.engine.resolve(request.candidate, request.budget) {
@@ -118,7 +134,8 @@ pub fn attempt(
     };
     let shape = request.dataset.workload(request.budget).shape();
     let refused = request.engine.check_dataset(&resolved.candidate, request.dataset).err();
-    let measurement = match (refused, resolved.memory.misfit(shape, request.budget)) {
+    let misfit = resolved.memory.misfit(shape, request.budget).filter(|_| model_gates);
+    let measurement = match (refused, misfit) {
         (Some(why), _) => Measurement::not_run(Status::Rejected, format!("not for this dataset: {why}")),
         (None, Some(why)) => {
             Measurement::not_run(Status::Rejected, format!("rejected before running: {why}"))
