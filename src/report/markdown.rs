@@ -502,8 +502,9 @@ pub fn versus(studies: &[(&str, &StudyOutcome)]) -> String {
     md.push_str(&"---|".repeat(studies.len()));
     md.push('\n');
     type Fact = (&'static str, fn(&StudyOutcome) -> String);
-    let facts: [Fact; 10] = [
+    let facts: [Fact; 11] = [
         ("dataset, budget", |o| format!("{} at {}", o.header.dataset.name, ByteSize(o.header.full_budget))),
+        ("objective", |o| o.header.objectives.iter().map(|j| j.to_string()).collect::<Vec<_>>().join(", ")),
         ("scale, strategy", |o| format!("{}, {}", o.header.scale, o.header.strategy)),
         ("search trials", |o| {
             o.trials.iter().filter(|t| t.stage == Stage::Search && t.measurement.ran()).count().to_string()

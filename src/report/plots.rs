@@ -114,11 +114,19 @@ fn best_so_far(outcome: &StudyOutcome) -> Vec<(f64, f64)> {
 }
 
 /// The best-so-far lines of several studies on one chart (`kvtune report
-/// --compare`): which search got where, in how many trials.
+/// --compare`): which search got where, in how many trials; `None` unless
+/// they all tuned the same dataset for the same objective.
 pub fn histories(studies: &[(&str, &StudyOutcome)]) -> Option<String> {
+    // One axis only holds studies that measured the same thing.
+    let objective = &studies.first()?.1.header.objectives[0];
+    let comparable = |o: &StudyOutcome| {
+        &o.header.objectives[0] == objective && o.header.dataset.name == studies[0].1.header.dataset.name
+    };
+    if !studies.iter().all(|(_, o)| comparable(o)) {
+        return None;
+    }
     let lines: Vec<(&str, Vec<(f64, f64)>)> = studies.iter().map(|(l, o)| (*l, best_so_far(o))).collect();
     let trials = lines.iter().flat_map(|(_, l)| l.iter().map(|p| p.0)).fold(1.0, f64::max);
-    let objective = &studies.first()?.1.header.objectives[0];
     svg(HEIGHT, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption("Best so far, study by study (one run each)", (FONT, 16))
