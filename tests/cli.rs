@@ -20,6 +20,16 @@ fn kvtune_with(args: &[String]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kvtune")).args(args).output().expect("kvtune runs")
 }
 
+/// kvtune started in the background, its stderr kept for `wait_with_output`.
+fn spawn(args: &[String]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_kvtune"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kvtune starts")
+}
+
 fn scratch() -> tempfile::TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
 }
@@ -365,12 +375,7 @@ fn a_study_killed_mid_trial_resumes_with_nothing_lost_or_left_behind() {
         "--workdir",
         &work_arg,
     ]);
-    let mut study = Command::new(env!("CARGO_BIN_EXE_kvtune"))
-        .args(&args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut study = spawn(&args);
     let pid = study.id();
     let journal_path = out.join("journal.jsonl");
     let recorded = || Journal::read(&journal_path).map(|e| journal::trials(&e).len()).unwrap_or(0);
@@ -430,12 +435,7 @@ fn trial_workers_killed_or_aborted_are_failed_trials_and_the_study_goes_on() {
         "--workdir",
         &path_arg(&work),
     ]);
-    let study = Command::new(env!("CARGO_BIN_EXE_kvtune"))
-        .args(&args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let study = spawn(&args);
     let mut signalled = vec![];
     for signal in [libc::SIGKILL, libc::SIGABRT] {
         let started = std::time::Instant::now();
@@ -492,12 +492,7 @@ fn an_output_folder_that_fills_up_stops_the_study_with_the_journal_intact() {
     let (out, work) = (fs.join("study"), dir.path().join("work"));
     let args =
         small(&["--trials", "8", "--no-racing", "--out", &path_arg(&out), "--workdir", &path_arg(&work)]);
-    let study = Command::new(env!("CARGO_BIN_EXE_kvtune"))
-        .args(&args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let study = spawn(&args);
     let journal_path = out.join("journal.jsonl");
     let recorded = || Journal::read(&journal_path).map(|e| journal::trials(&e).len()).unwrap_or(0);
     let started = std::time::Instant::now();
@@ -531,12 +526,7 @@ fn ctrl_c_during_bench_cleans_up_and_exits_130() {
         small(&["--repeat", "3", "--workdir", &path_arg(&work)]),
     ]
     .concat();
-    let bench = Command::new(env!("CARGO_BIN_EXE_kvtune"))
-        .args(&args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let bench = spawn(&args);
     let started = std::time::Instant::now();
     while worker_of(bench.id()).is_none() {
         assert!(started.elapsed().as_secs() < 300, "no trial worker after 5 minutes");

@@ -3,7 +3,7 @@
 //! has nothing to show in it yet, so a report of a study still searching
 //! leaves out the figures of its later stages.
 
-use plotters::coord::Shift;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -43,6 +43,36 @@ fn svg(height: u32, draw: impl FnOnce(&Area) -> Drawn) -> Option<String> {
         root.present().ok()?;
     }
     Some(text)
+}
+
+/// A chart's frame on `root`: its caption, and room for the axes' labels
+/// (`y_labels` pixels on the left).
+fn frame<'a, 'b>(
+    root: &'a Area<'b>,
+    caption: impl AsRef<str>,
+    y_labels: u32,
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .caption(caption.as_ref(), (FONT, 15))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(y_labels);
+    builder
+}
+
+/// The chart's legend at `position`, over a pale box.
+fn legend<'a, 'b: 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, CT>,
+    position: SeriesLabelPosition,
+) -> Drawn {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.3))
+        .draw()?;
+    Ok(())
 }
 
 /// A range around `values` with a margin, never empty.
@@ -128,15 +158,10 @@ pub fn histories(studies: &[(&str, &StudyOutcome)]) -> Option<String> {
     let lines: Vec<(&str, Vec<(f64, f64)>)> = studies.iter().map(|(l, o)| (*l, best_so_far(o))).collect();
     let trials = lines.iter().flat_map(|(_, l)| l.iter().map(|p| p.0)).fold(1.0, f64::max);
     svg(HEIGHT, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption("Best so far, study by study (one run each)", (FONT, 16))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(60)
-            .build_cartesian_2d(
-                -0.5..trials + 0.5,
-                span(lines.iter().flat_map(|(_, l)| l.iter().map(|p| p.1)), false),
-            )?;
+        let mut chart = frame(root, "Best so far, study by study (one run each)", 60).build_cartesian_2d(
+            -0.5..trials + 0.5,
+            span(lines.iter().flat_map(|(_, l)| l.iter().map(|p| p.1)), false),
+        )?;
         chart
             .configure_mesh()
             .light_line_style(WHITE)
@@ -152,12 +177,7 @@ pub fn histories(studies: &[(&str, &StudyOutcome)]) -> Option<String> {
                 .label(*label)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], colour.stroke_width(2)));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         Ok(())
     })
 }
@@ -185,11 +205,7 @@ pub fn history(outcome: &StudyOutcome) -> Option<String> {
     let y = if data.start >= 0.0 { below.max(0.0) } else { below }..data.end;
     svg(HEIGHT, |root| {
         let x = -0.5..(points.len() as f64 - 0.5).max(1.0);
-        let mut chart = ChartBuilder::on(root)
-            .caption("Search history (one run each; racing reruns not shown)", (FONT, 16))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(60)
+        let mut chart = frame(root, "Search history (one run each; racing reruns not shown)", 60)
             .build_cartesian_2d(x.clone(), y)?;
         chart
             .configure_mesh()
@@ -234,12 +250,7 @@ pub fn history(outcome: &StudyOutcome) -> Option<String> {
             .draw_series(failed.map(|p| Cross::new(p, 4, BLACK.stroke_width(2))))?
             .label("failed, rejected or pruned")
             .legend(|(x, y)| Cross::new((x + 6, y), 4, BLACK.stroke_width(2)));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         Ok(())
     })
 }
@@ -253,11 +264,7 @@ fn bars(caption: &str, rows: &[(String, f64)], x_desc: &str) -> Option<String> {
     let labels: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
     svg(height, |root| {
         let n = rows.len() as f64;
-        let mut chart = ChartBuilder::on(root)
-            .caption(caption, (FONT, 16))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(280)
+        let mut chart = frame(root, caption, 280)
             .build_cartesian_2d(span(rows.iter().map(|r| r.1), true), -0.5..n - 0.5)?;
         chart
             .configure_mesh()
@@ -309,12 +316,7 @@ pub fn slices(outcome: &StudyOutcome, space: &Space, most: usize) -> Vec<(String
             };
             let y = span(dots.iter().map(|d| d.1), false);
             let figure = svg(HEIGHT - 60, |root| {
-                let mut chart = ChartBuilder::on(root)
-                    .caption(name.as_str(), (FONT, 15))
-                    .margin(10)
-                    .x_label_area_size(35)
-                    .y_label_area_size(60)
-                    .build_cartesian_2d(0.0..1.0, y.clone())?;
+                let mut chart = frame(root, name.as_str(), 60).build_cartesian_2d(0.0..1.0, y.clone())?;
                 chart
                     .configure_mesh()
                     .light_line_style(WHITE)
@@ -379,12 +381,7 @@ pub fn speed_and_size(outcome: &StudyOutcome) -> Option<String> {
         .collect();
     front.sort_by(|a, b| a.0.total_cmp(&b.0));
     svg(HEIGHT, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption("Speed against size on disk (search trials; green: defaults; red: nothing both faster and smaller)", (FONT, 15))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(60)
-            .build_cartesian_2d(span(dots.iter().map(|d| d.0), false), span(dots.iter().map(|d| d.1), false))?;
+        let mut chart = frame(root, "Speed against size on disk (search trials; green: defaults; red: nothing both faster and smaller)", 60).build_cartesian_2d(span(dots.iter().map(|d| d.0), false), span(dots.iter().map(|d| d.1), false))?;
         chart
             .configure_mesh()
             .light_line_style(WHITE)
@@ -418,12 +415,7 @@ fn grouped(
     let range = span(values.map(to_y), !log);
     svg(HEIGHT, |root| {
         let n = groups.len() as f64;
-        let mut chart = ChartBuilder::on(root)
-            .caption(caption, (FONT, 16))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(60)
-            .build_cartesian_2d(-0.5..n - 0.5, range.clone())?;
+        let mut chart = frame(root, caption, 60).build_cartesian_2d(-0.5..n - 0.5, range.clone())?;
         chart
             .configure_mesh()
             .light_line_style(WHITE)
@@ -451,11 +443,7 @@ fn grouped(
                 .label(name.as_str())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     })
 }
@@ -504,15 +492,12 @@ pub fn memory(runs: &[&TrialRecord], budget: u64) -> Option<String> {
         .fold(mib(budget), f64::max);
     svg(120 + 50 * runs.len() as u32, |root| {
         let n = runs.len() as f64;
-        let mut chart = ChartBuilder::on(root)
-            .caption(
-                "Where the budget went: MiB, each part at its own peak (the line is the budget)",
-                (FONT, 15),
-            )
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(140)
-            .build_cartesian_2d(0.0..most * 2.0, -0.5..n - 0.5)?;
+        let mut chart = frame(
+            root,
+            "Where the budget went: MiB, each part at its own peak (the line is the budget)",
+            140,
+        )
+        .build_cartesian_2d(0.0..most * 2.0, -0.5..n - 0.5)?;
         chart
             .configure_mesh()
             .light_line_style(WHITE)
@@ -543,12 +528,7 @@ pub fn memory(runs: &[&TrialRecord], budget: u64) -> Option<String> {
             vec![(mib(budget), -0.5), (mib(budget), n - 0.5)],
             BLACK.stroke_width(2),
         )))?;
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     })
 }
@@ -591,12 +571,7 @@ fn interval_rows(
         let n = rows.len() as f64;
         let values =
             rows.iter().flat_map(|r| [r.2, r.3]).chain([0.0]).chain(band.into_iter().flat_map(|b| [b, -b]));
-        let mut chart = ChartBuilder::on(root)
-            .caption(caption, (FONT, 16))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(140)
-            .build_cartesian_2d(span(values, false), -0.5..n - 0.5)?;
+        let mut chart = frame(root, caption, 140).build_cartesian_2d(span(values, false), -0.5..n - 0.5)?;
         chart
             .configure_mesh()
             .light_line_style(WHITE)
@@ -645,12 +620,12 @@ pub fn transfer(t: &Transfer) -> Option<String> {
     }
     let larger = t.scale.to_string();
     svg(HEIGHT - 40, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(format!("Merit over the defaults at the study's scale and at {larger}"), (FONT, 16))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(60)
-            .build_cartesian_2d(-0.3..1.3, span(rows.iter().flat_map(|r| [r.1, r.2]).chain([1.0]), false))?;
+        let mut chart =
+            frame(root, format!("Merit over the defaults at the study's scale and at {larger}"), 60)
+                .build_cartesian_2d(
+                    -0.3..1.3,
+                    span(rows.iter().flat_map(|r| [r.1, r.2]).chain([1.0]), false),
+                )?;
         chart
             .configure_mesh()
             .light_line_style(WHITE)
@@ -677,11 +652,7 @@ pub fn transfer(t: &Transfer) -> Option<String> {
                 [(0.0, *at_study), (1.0, *at_larger)].map(|p| Circle::new(p, 5, colour.filled())),
             )?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     })
 }
