@@ -134,6 +134,17 @@ pub fn machine_memory() -> u64 {
     }
 }
 
+/// The peak resident set (VmHWM) of process `pid`, else of this one, in bytes.
+pub fn peak_rss(pid: Option<u32>) -> u64 {
+    let pid = pid.map_or("self".to_string(), |p| p.to_string());
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

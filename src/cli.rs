@@ -89,6 +89,10 @@ pub enum Command {
 /// Settings shared by `tune` and `bench`.
 #[derive(Debug, Clone, Args)]
 pub struct Common {
+    /// Engine: rocksdb (in process), or pebble, badger or bbolt (Go libraries, run through kvtune's driver, which
+    /// is built with `go build` on first use). Default: the (first) preset's engine, else rocksdb.
+    #[arg(long, value_name = "NAME")]
+    pub engine: Option<String>,
     /// Scale of the replay, a power-of-two fraction (1, 1/2, ..., 1/256, 2^-10): budget and data shrink alike.
     /// Default: the largest scale whose budget fits this machine and whose trial takes about --trial-seconds.
     #[arg(long, value_name = "S")]
@@ -160,7 +164,7 @@ pub struct TuneArgs {
     pub data_ratio: Option<f64>,
     /// Continue an interrupted study from its output folder (its journal.jsonl): the trials it
     /// recorded are kept and it goes on with the settings it was started with.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "trials", "time", "strategy", "objective", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed", "pace", "no_racing"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "trials", "time", "strategy", "objective", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed", "pace", "no_racing", "engine"])]
     pub resume: Option<PathBuf>,
     /// Most search trials, the defaults and the expert seeds included (racing, confirmation and the larger-scale
     /// check come on top). Default: as many as --time allows.
@@ -181,9 +185,10 @@ pub struct TuneArgs {
     /// also keep their Pareto front (e.g. throughput,bytes_per_key). Default: the dataset's own.
     #[arg(long, value_name = "OBJECTIVE[,OBJECTIVE]", value_delimiter = ',')]
     pub objective: Vec<Objective>,
-    /// Search space: a file, or the name of a built-in space (rocksdb, badger-thread).
-    #[arg(long, value_name = "FILE|NAME", default_value = "rocksdb")]
-    pub space: String,
+    /// Search space: a file, or the name of a built-in space (rocksdb, badger-thread, pebble, badger, bbolt).
+    /// Default: the engine's own (its name).
+    #[arg(long, value_name = "FILE|NAME")]
+    pub space: Option<String>,
     /// Output folder. Default: out/DATASET-BUDGET-TIMESTAMP.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -238,7 +243,8 @@ pub struct BenchArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
-    /// Option sets to compare, the first being the baseline: preset.toml files or `defaults`.
+    /// Option sets to compare, the first being the baseline: preset.toml files, `defaults` (of --engine), or
+    /// `defaults@ENGINE` (e.g. `defaults defaults@pebble defaults@badger`: which engine, at its defaults).
     #[arg(value_name = "FILE|defaults", required = true, num_args = 2..)]
     pub sets: Vec<String>,
     /// Rounds: each runs every option set once, in a random order; each set pairs with the baseline's run of the

@@ -36,15 +36,34 @@ pub(super) fn print(comparison: &Comparison, common: &Common, layout: Layout) ->
     Ok(())
 }
 
-/// An option set as named on the command line.
+/// An option set as named on the command line, and the engine it runs on.
 struct Named {
     label: String,
     preset: Option<Preset>,
+    engine: &'static dyn Engine,
 }
 
-fn load(spec: &str) -> anyhow::Result<Named> {
-    let preset = (spec != "defaults").then(|| Preset::load(Path::new(spec))).transpose()?;
-    Ok(Named { label: spec.to_string(), preset })
+/// `defaults` (of `--engine`, else RocksDB), `defaults@ENGINE`, or a preset
+/// (of its own engine, which `--engine` must not contradict).
+fn load(spec: &str, asked: Option<&str>) -> anyhow::Result<Named> {
+    let (preset, engine) = match spec.strip_prefix("defaults") {
+        Some("") => (None, asked.unwrap_or("rocksdb").to_string()),
+        Some(at) if at.starts_with('@') => (None, at[1..].to_string()),
+        _ => {
+            let preset = Preset::load(Path::new(spec))?;
+            if let Some(asked) = asked.filter(|a| *a != preset.engine) {
+                bail!(
+                    "--engine {asked}: preset {spec} is for {}; options do not carry over between engines",
+                    preset.engine
+                );
+            }
+            let engine = preset.engine.clone();
+            (Some(preset), engine)
+        }
+    };
+    let engine = engine::find(&engine).with_context(|| format!("option set {spec}"))?;
+    engine.prepare()?;
+    Ok(Named { label: spec.to_string(), preset, engine })
 }
 
 /// `named`'s candidate at the full budget, with `settings` applied.
@@ -75,9 +94,11 @@ pub(super) fn run(
     if repeat == 0 {
         bail!("--repeat 0: give at least 1");
     }
-    let named: Vec<Named> = specs.iter().map(|s| load(s)).collect::<anyhow::Result<_>>()?;
+    let asked_engine = common.engine.as_deref();
+    let named: Vec<Named> = specs.iter().map(|s| load(s, asked_engine)).collect::<anyhow::Result<_>>()?;
     let first_preset = named.iter().find_map(|n| n.preset.as_ref());
-    let engine = engine::find(first_preset.map_or("rocksdb", |p| p.engine.as_str()))?;
+    // The first side's engine calibrates the scale.
+    let engine = named[0].engine;
     let full_budget = match (target.budget, first_preset) {
         (Some(b), _) => b.0,
         (None, Some(p)) => p.budget_bytes,
@@ -96,7 +117,7 @@ pub(super) fn run(
     let mut candidates = vec![];
     for (i, n) in named.iter().enumerate() {
         let settings = if i >= first_changed { target.settings.as_slice() } else { &[] };
-        candidates.push(candidate(n, settings, engine, full_budget)?);
+        candidates.push((n.engine, candidate(n, settings, n.engine, full_budget)?));
         let changes: Vec<String> = settings.iter().map(|s| s.to_string()).collect();
         labels.push(if changes.is_empty() {
             n.label.clone()
@@ -129,7 +150,13 @@ pub(super) fn run(
     }
     let requests = candidates
         .iter()
-        .map(|candidate| Request { engine, candidate, dataset: &dataset, budget, seed: common.seed })
+        .map(|(engine, candidate)| Request {
+            engine: *engine,
+            candidate,
+            dataset: &dataset,
+            budget,
+            seed: common.seed,
+        })
         .collect();
     let sides = Sides { labels, requests };
     let json = common.json;

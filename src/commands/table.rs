@@ -17,7 +17,8 @@ use crate::space::{Candidate, Space};
 use crate::trial::{self, Request};
 
 pub fn table(args: TableArgs) -> anyhow::Result<()> {
-    let engine = engine::find("rocksdb")?;
+    let engine = engine::find(args.common.engine.as_deref().unwrap_or("rocksdb"))?;
+    engine.prepare()?;
     let space = Space::find(&args.space, &engine.param_names())?;
     let points: Vec<Candidate> = (0..space.grid_size()).map(|i| space.grid_point(i)).collect();
     if points.len() > 10_000 {

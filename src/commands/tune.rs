@@ -22,14 +22,15 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
         refuse_settings_on_resume(&args.given)?;
         return resume(dir, &args.common);
     }
-    let engine = engine::find("rocksdb")?;
+    let engine = engine::find(args.common.engine.as_deref().unwrap_or("rocksdb"))?;
     let full_budget = args.budget.context("--budget is required")?.0;
     let name = args.dataset.as_deref().context("--dataset is required")?;
     let dataset = load_dataset(name, args.data_ratio, args.common.pace)?;
-    let space = Space::find(&args.space, &engine.param_names())?;
+    let space = Space::find(args.space.as_deref().unwrap_or(engine.name()), &engine.param_names())?;
     engine.check_space(&space, full_budget)?;
     check_study_size(&args)?;
     let objectives = objectives(&args, &dataset)?;
+    engine.prepare()?;
     let runner = runner(&args.common)?;
     let asked = args.common.scale.map(|s| (s, "as asked (--scale)"));
     let choice = pick_scale(&args.common, asked, engine, &dataset, full_budget, &runner)?;
@@ -169,6 +170,7 @@ fn resume(dir: &Path, common: &Common) -> anyhow::Result<()> {
         );
     }
     let engine = engine::find(&header.engine)?;
+    engine.prepare()?;
     let prior = recorded.trials.clone();
     let space = Space::parse(&header.space_name, &header.space_text, &engine.param_names())?;
     if !common.json {

@@ -4,12 +4,17 @@
 //! talks to the open store only through [`KvStore`]. Nothing outside this
 //! module names an engine's own types.
 
+pub mod driver;
+pub mod go;
+pub mod knob;
 pub mod rocksdb;
 
+use std::ops::Range;
 use std::path::Path;
+use std::time::Instant;
 
 use crate::budget::MemoryModel;
-use crate::dataset::ops::{Batch, Op};
+use crate::dataset::ops::{Batch, Op, OpKind};
 use crate::dataset::Dataset;
 use crate::record::{Adjustment, EngineMemory, EngineMetrics, OptionSet};
 use crate::space::{Candidate, Domain, Space, Value};
@@ -40,6 +45,68 @@ pub trait KvStore {
     fn memory(&self) -> EngineMemory;
     /// Bytes the database takes on disk now.
     fn disk_bytes(&self) -> u64;
+
+    /// Runs `calls` of `batch` (each a range of its ops: a run of writes, a
+    /// run of multi-gets, or one other read) in order, and appends to `out`
+    /// what each took, timed around the engine's own work. An engine in
+    /// another process takes a whole batch at once and times it there.
+    fn run_calls(
+        &mut self,
+        batch: &Batch,
+        corpus: &[u8],
+        calls: &[Range<usize>],
+        out: &mut Vec<Timed>,
+    ) -> anyhow::Result<()> {
+        for range in calls {
+            let start = Instant::now();
+            let read = call(self, batch, corpus, &batch.ops[range.clone()])?;
+            out.push(Timed { nanos: start.elapsed().as_nanos() as u64, read });
+        }
+        Ok(())
+    }
+
+    /// Peak resident memory of any process the store runs the engine in
+    /// besides this one (a driver), for the report.
+    fn helper_peak_rss(&self) -> u64 {
+        0
+    }
+}
+
+/// What one engine call took and, for a read, found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timed {
+    pub nanos: u64,
+    pub read: Option<Read>,
+}
+
+/// Makes the one engine call that a run of ops is.
+fn call<S: KvStore + ?Sized>(
+    store: &mut S,
+    batch: &Batch,
+    corpus: &[u8],
+    run: &[Op],
+) -> anyhow::Result<Option<Read>> {
+    let op = &run[0];
+    let key = batch.key(op);
+    Ok(match op.kind {
+        kind if kind.is_write() => {
+            store.write(batch, run, corpus)?;
+            None
+        }
+        OpKind::Get => Some(store.get(key)?),
+        OpKind::MultiGet => {
+            let keys: Vec<&[u8]> = run.iter().map(|op| batch.key(op)).collect();
+            Some(store.multi_get(&keys)?)
+        }
+        OpKind::SeekForPrev => Some(store.seek_for_prev(key, op.prefix as usize)?),
+        OpKind::Scan => Some(store.scan(key, op.arg as usize, op.prefix as usize)?),
+        OpKind::CompactRange => {
+            let (from, to) = batch.range(op);
+            store.compact_range(from, to)?;
+            None
+        }
+        _ => unreachable!("every write kind is a write"),
+    })
 }
 
 /// Bytes of all files below `dir`.
@@ -131,17 +198,18 @@ pub enum EngineError {
     BadSeed { name: String, why: Box<EngineError> },
 }
 
-/// An option set in the engine's own file format.
+/// An option set in one of the engine's own forms, written beside the preset.
 #[derive(Debug, Clone, PartialEq)]
-pub struct OptionsFiles {
-    /// Every option, as this build of the engine writes them.
-    pub full: String,
-    /// Only what kvtune sets or what differs from the engine's own
-    /// defaults, so older versions that refuse options they do not know
-    /// load it too (`None` where the
-    /// full file is that already).
-    pub portable: Option<String>,
+pub struct OptionsFile {
+    /// The file's name in the study's folder: `OPTIONS`, `options.go`.
+    pub name: &'static str,
+    /// How a line of the file's language starts a comment.
+    pub comment: &'static str,
+    pub text: String,
 }
+
+/// The engine's forms of an option set, the fullest first.
+pub type OptionsFiles = Vec<OptionsFile>;
 
 /// An engine kvtune can tune.
 pub trait Engine: Sync {
@@ -162,6 +230,11 @@ pub trait Engine: Sync {
     /// Why `candidate` must not run on `dataset` (a setting that changes
     /// what the dataset's application may rely on), if it must not.
     fn check_dataset(&self, _candidate: &Candidate, _dataset: &Dataset) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// Makes sure the engine can run here (builds what it runs through),
+    /// so a study finds out before its first trial.
+    fn prepare(&self) -> anyhow::Result<()> {
         Ok(())
     }
     /// Opens a fresh store in `dir` running `candidate` at `budget` bytes.
@@ -215,7 +288,12 @@ pub trait Engine: Sync {
 }
 
 /// Every engine kvtune has.
-pub const ENGINES: &[&dyn Engine] = &[&rocksdb::RocksDb];
+pub const ENGINES: &[&dyn Engine] = &[
+    &rocksdb::RocksDb,
+    &go::GoEngine(&go::pebble::PEBBLE),
+    &go::GoEngine(&go::badger::BADGER),
+    &go::GoEngine(&go::bbolt::BBOLT),
+];
 
 /// The engine of this name.
 pub fn find(name: &str) -> Result<&'static dyn Engine, EngineError> {

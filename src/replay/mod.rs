@@ -49,6 +49,19 @@ impl Call {
         }
     }
 
+    /// The call a run of ops makes.
+    fn of(run: &[Op]) -> Call {
+        match run[0].kind {
+            kind if kind.is_write() => Call::of_writes(run),
+            OpKind::Get => Call::Get,
+            OpKind::MultiGet => Call::MultiGet,
+            OpKind::SeekForPrev => Call::ReverseSeek,
+            OpKind::Scan => Call::Scan,
+            OpKind::CompactRange => Call::CompactRange,
+            _ => unreachable!("every write kind is a write"),
+        }
+    }
+
     /// The write call a run of writes makes, by what it holds.
     fn of_writes(run: &[Op]) -> Call {
         let is = |kinds: &[OpKind]| run.iter().all(|op| kinds.contains(&op.kind));
@@ -197,48 +210,31 @@ pub fn run_phase(store: &mut dyn KvStore, phase: &mut Phase) -> anyhow::Result<P
 }
 
 /// Applies a batch in order: each run of writes as one atomic engine write,
-/// each run of multi-gets as one call, every other read on its own.
+/// each run of multi-gets as one call, every other read on its own. The
+/// store times each call where the engine runs.
 fn apply(
     store: &mut dyn KvStore,
     batch: &Batch,
     corpus: &[u8],
-    mut tally: Option<&mut Tally>,
+    tally: Option<&mut Tally>,
 ) -> anyhow::Result<()> {
+    let mut calls = Vec::new();
     let mut i = 0;
     while i < batch.ops.len() {
         let end = call_end(&batch.ops, i);
-        let run = &batch.ops[i..end];
-        let op = &run[0];
-        let key = batch.key(op);
-        let keys: Vec<&[u8]> = match op.kind {
-            OpKind::MultiGet => run.iter().map(|op| batch.key(op)).collect(),
-            _ => vec![],
-        };
-        let start = Instant::now();
-        let (call, read) = match op.kind {
-            kind if kind.is_write() => {
-                store.write(batch, run, corpus)?;
-                (Call::of_writes(run), None)
-            }
-            OpKind::Get => (Call::Get, Some(store.get(key)?)),
-            OpKind::MultiGet => (Call::MultiGet, Some(store.multi_get(&keys)?)),
-            OpKind::SeekForPrev => (Call::ReverseSeek, Some(store.seek_for_prev(key, op.prefix as usize)?)),
-            OpKind::Scan => (Call::Scan, Some(store.scan(key, op.arg as usize, op.prefix as usize)?)),
-            OpKind::CompactRange => {
-                let (from, to) = batch.range(op);
-                store.compact_range(from, to)?;
-                (Call::CompactRange, None)
-            }
-            _ => unreachable!("every write kind is a write"),
-        };
-        let nanos = start.elapsed().as_nanos() as u64;
-        if let Some(t) = tally.as_deref_mut() {
-            t.record_call(call, run.len() as u64, nanos);
-            if let Some(read) = read {
+        calls.push(i..end);
+        i = end;
+    }
+    let mut timed = Vec::with_capacity(calls.len());
+    store.run_calls(batch, corpus, &calls, &mut timed)?;
+    if let Some(t) = tally {
+        for (range, timed) in calls.into_iter().zip(timed) {
+            let run = &batch.ops[range];
+            t.record_call(Call::of(run), run.len() as u64, timed.nanos);
+            if let Some(read) = timed.read {
                 t.record_read(read, run.len() as u64);
             }
         }
-        i = end;
     }
     Ok(())
 }

@@ -86,18 +86,16 @@ pub fn write_study(dir: &Path, outcome: &StudyOutcome, space: &Space) -> anyhow:
     if let Some(preset) = Preset::from_outcome(outcome) {
         write(dir, "preset.toml", preset.to_toml().as_bytes())?;
     }
-    if let Some(files) = &outcome.options_files {
+    for file in outcome.options_files.iter().flatten() {
         let banner = format!(
-            "# {} options recommended by kvtune {} for the `{}` workload at a memory budget of {}.\n",
+            "{} {} options recommended by kvtune {} for the `{}` workload at a memory budget of {}.\n",
+            file.comment,
             outcome.header.engine,
             env!("CARGO_PKG_VERSION"),
             outcome.header.dataset.name,
             crate::budget::ByteSize(outcome.header.full_budget),
         );
-        write(dir, "OPTIONS", format!("{banner}{}", files.full).as_bytes())?;
-        if let Some(portable) = &files.portable {
-            write(dir, "OPTIONS-portable", format!("{banner}{portable}").as_bytes())?;
-        }
+        write(dir, file.name, format!("{banner}{}", file.text).as_bytes())?;
     }
     Ok(())
 }

@@ -50,6 +50,9 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("rocksdb", include_str!("../../search-spaces/rocksdb.toml")),
     ("badger-thread", include_str!("../../search-spaces/badger-thread.toml")),
     ("table-spork", include_str!("../../search-spaces/table-spork.toml")),
+    ("pebble", include_str!("../../search-spaces/pebble.toml")),
+    ("badger", include_str!("../../search-spaces/badger.toml")),
+    ("bbolt", include_str!("../../search-spaces/bbolt.toml")),
 ];
 
 #[derive(Deserialize)]

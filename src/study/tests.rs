@@ -165,7 +165,7 @@ fn the_best_search_candidates_and_the_defaults_are_confirmed_in_shuffled_rounds(
     assert_eq!(v.recommended().label, "#4");
     assert_eq!(v.contenders.iter().map(|c| c.summary.n).collect::<Vec<_>>(), [4, 4, 4]);
     // The report's inputs are complete: the options at the full budget and RocksDB's own file.
-    assert!(outcome.options_files.unwrap().full.contains("bloom"));
+    assert!(outcome.options_files.unwrap()[0].text.contains("bloom"));
     assert!(outcome.option_rows.iter().any(|r| r.name == "bloom_bits_per_key" && r.changed()));
     assert!(run.out().join("preset.toml").exists() && run.out().join("report.md").exists());
     // trials.csv, appended trial by trial, is what one write of every trial gives.

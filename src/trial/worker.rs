@@ -56,16 +56,9 @@ pub fn replay_workload(spec: &TrialSpec, db_dir: &Path) -> anyhow::Result<Worker
     store.settle()?;
     let engine = store.metrics();
     let disk_bytes = store.disk_bytes();
+    // A driver's peak is its own: the two processes' peaks, summed, bound the trial's.
+    let helper_peak = store.helper_peak_rss();
     drop(store);
-    Ok(WorkerReport { phases, engine, disk_bytes, peak_rss: peak_rss(), data_unit: workload.data_unit() })
-}
-
-/// This process's peak resident set (VmHWM), in bytes.
-fn peak_rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
+    let peak_rss = crate::budget::peak_rss(None) + helper_peak;
+    Ok(WorkerReport { phases, engine, disk_bytes, peak_rss, data_unit: workload.data_unit() })
 }

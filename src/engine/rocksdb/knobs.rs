@@ -15,7 +15,8 @@ use rocksdb::{
 };
 
 use crate::budget::{ByteSize, MemoryModel, KIB, MIB};
-use crate::engine::{bad_value, EngineError, Resolved, Scaling};
+use crate::engine::knob::{self, flag, float, int, text, Kind, Settings};
+use crate::engine::{EngineError, Resolved, Scaling};
 use crate::record::{Adjustment, OptionSet};
 use crate::space::{Candidate, Value};
 
@@ -44,35 +45,8 @@ const METADATA_BLOCK_SIZE: f64 = 4096.0;
 /// key may be its own prefix (most of spork's registers have one version).
 const HASH_INDEX_BYTES_PER_KEY: f64 = 8.0;
 
-/// One searchable parameter.
-pub(super) struct Knob {
-    pub name: &'static str,
-    pub help: &'static str,
-    pub kind: Kind,
-    pub scaling: Scaling,
-    /// Its value in RocksDB's defaults fitted to a budget of this many bytes.
-    pub default: fn(u64) -> Value,
-    /// Sets RocksDB's options for a value already checked against `kind`.
-    pub apply: fn(&mut Build, &Value),
-}
-
-/// What values a parameter takes.
-pub(super) enum Kind {
-    /// A share of the budget, from 0 to 1.
-    Share,
-    /// A whole number, brought into the range RocksDB takes.
-    Int {
-        min: i64,
-        max: i64,
-    },
-    /// A number from `min` to `max`.
-    Float {
-        min: f64,
-        max: f64,
-    },
-    Flag,
-    Choice(&'static [&'static str]),
-}
+/// One searchable RocksDB parameter.
+pub(super) type Knob = knob::Knob<Build>;
 
 const COMPRESSIONS: &[&str] = &["none", "snappy", "lz4", "zstd"];
 
@@ -579,25 +553,6 @@ pub fn memtable_floor(budget: u64) -> u64 {
     (64 * MIB).min(budget / 32).max(64 * KIB)
 }
 
-fn int(v: &Value) -> i64 {
-    v.as_f64().unwrap_or_default() as i64
-}
-
-fn float(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_default()
-}
-
-fn flag(v: &Value) -> bool {
-    matches!(v, Value::Bool(true))
-}
-
-fn text(v: &Value) -> &str {
-    match v {
-        Value::Str(s) => s,
-        _ => "",
-    }
-}
-
 fn compression_type(name: &str) -> DBCompressionType {
     match name {
         "snappy" => DBCompressionType::Snappy,
@@ -607,38 +562,15 @@ fn compression_type(name: &str) -> DBCompressionType {
     }
 }
 
-impl Kind {
-    fn describe(&self) -> String {
-        match self {
-            Kind::Share => "a share from 0 to 1".into(),
-            Kind::Int { min, max } if *max == i64::MAX => format!("a whole number from {min}"),
-            Kind::Int { min, max } => format!("a whole number from {min} to {max}"),
-            Kind::Float { min, max } if *max == f64::MAX => format!("a number from {min}"),
-            Kind::Float { min, max } => format!("a number from {min} to {max}"),
-            Kind::Flag => "true or false".into(),
-            Kind::Choice(allowed) => format!("one of {}", allowed.join(", ")),
-        }
+impl Settings for Build {
+    fn asked(&mut self) -> &mut Candidate {
+        &mut self.candidate
     }
 
-    /// `value` as this kind takes it: a number brought into range, or why not.
-    fn check(&self, name: &str, value: &Value) -> Result<Value, EngineError> {
-        let number = || value.as_f64().ok_or_else(|| bad_value(name, value, "a number"));
-        match self {
-            Kind::Share => match number()? {
-                s if (0.0..=1.0).contains(&s) => Ok(Value::Float(s)),
-                _ => Err(bad_value(name, value, "a share of the budget, from 0 to 1")),
-            },
-            Kind::Int { min, max } => Ok(Value::Int((number()?.round() as i64).clamp(*min, *max))),
-            Kind::Float { min, max } => Ok(Value::Float(number()?.clamp(*min, *max))),
-            Kind::Flag => match value {
-                Value::Bool(_) => Ok(value.clone()),
-                _ => Err(bad_value(name, value, "true or false")),
-            },
-            Kind::Choice(allowed) => match value {
-                Value::Str(s) if allowed.contains(&s.as_str()) => Ok(value.clone()),
-                _ => Err(bad_value(name, value, format!("one of {}", allowed.join(", ")))),
-            },
-        }
+    /// Notes that a parameter runs at `ran` at every budget, and records it so.
+    fn replace(&mut self, param: &str, ran: Value, why: String) {
+        self.adjust(param, ran.clone(), why);
+        self.candidate.insert(param.to_string(), ran);
     }
 }
 
@@ -687,13 +619,6 @@ impl Build {
     /// Applies every knob to RocksDB's defaults, in table order. Parameters
     /// the candidate leaves out take the defaults fitted to `budget`.
     pub fn new(candidate: &Candidate, budget: u64) -> Result<Self, EngineError> {
-        if let Some(unknown) = candidate.keys().find(|name| !KNOBS.iter().any(|k| k.name == name.as_str())) {
-            return Err(EngineError::UnknownParam {
-                engine: "RocksDB",
-                name: unknown.clone(),
-                known: KNOBS.iter().map(|k| k.name).collect::<Vec<_>>().join(", "),
-            });
-        }
         let mut options = Options::default();
         options.create_if_missing(true);
         options.enable_statistics();
@@ -723,16 +648,7 @@ impl Build {
             shown: vec![],
             adjusted: vec![],
         };
-        for knob in KNOBS {
-            let asked = candidate.get(knob.name).cloned().unwrap_or_else(|| (knob.default)(budget));
-            let value = knob.kind.check(knob.name, &asked)?;
-            build.candidate.insert(knob.name.to_string(), asked.clone());
-            if value.as_f64() != asked.as_f64() {
-                let why = format!("outside what RocksDB takes ({})", knob.kind.describe());
-                build.replace(knob.name, value.clone(), why);
-            }
-            (knob.apply)(&mut build, &value);
-        }
+        knob::apply("RocksDB", KNOBS, candidate, budget, &mut build)?;
         Ok(build)
     }
 
@@ -764,12 +680,6 @@ impl Build {
     fn adjust(&mut self, param: &str, ran: Value, why: String) {
         let asked = self.candidate.get(param).cloned().unwrap_or(Value::Int(0));
         self.adjusted.push(Adjustment { param: param.to_string(), asked, ran, why });
-    }
-
-    /// Notes that a parameter runs at `ran` at every budget, and records it so.
-    fn replace(&mut self, param: &str, ran: Value, why: String) {
-        self.adjust(param, ran.clone(), why);
-        self.candidate.insert(param.to_string(), ran);
     }
 
     /// A flag that only runs on with a block cache: without one it runs off,

@@ -14,7 +14,9 @@ use rocksdb::properties::{self, PropName};
 use rocksdb::statistics::Ticker;
 use rocksdb::{Options, ReadOptions, WaitForCompactOptions, WriteBatch, DB};
 
-use super::{dir_size, Engine, EngineError, KvStore, OptionsFiles, ParamDoc, Read, Resolved};
+use super::{
+    dir_size, knob, Engine, EngineError, KvStore, OptionsFile, OptionsFiles, ParamDoc, Read, Resolved,
+};
 use crate::budget::ByteSize;
 use crate::dataset::ops::{Batch, Op, OpKind};
 use crate::dataset::Dataset;
@@ -32,14 +34,14 @@ impl Engine for RocksDb {
     }
 
     fn params(&self) -> Vec<ParamDoc> {
-        KNOBS.iter().map(|k| ParamDoc { name: k.name, help: k.help, scaling: k.scaling }).collect()
+        knob::docs(KNOBS)
     }
 
     /// RocksDB's defaults fitted to the budget: every option at its default,
     /// the memtables at their default 2 x 64 MiB as a share of the budget (at
     /// most a quarter of a small budget), and a block cache of a third of it.
     fn defaults(&self, budget: u64) -> Candidate {
-        KNOBS.iter().map(|k| (k.name.to_string(), (k.default)(budget))).collect()
+        knob::defaults(KNOBS, budget)
     }
 
     /// RocksDB as shipped differs from the fitted defaults in its block
@@ -131,7 +133,10 @@ impl Engine for RocksDb {
             rocksdb_version(&tuned).unwrap_or("this one"),
             differing(&tuned, &stock, &set)
         );
-        Ok(OptionsFiles { full: banner + &tuned, portable: Some(portable) })
+        Ok(vec![
+            OptionsFile { name: "OPTIONS", comment: "#", text: banner + &tuned },
+            OptionsFile { name: "OPTIONS-portable", comment: "#", text: portable },
+        ])
     }
 }
 
@@ -492,7 +497,7 @@ mod tests {
     /// The OPTIONS file RocksDB writes for `candidate`.
     fn options_file(candidate: &Candidate, budget: u64) -> String {
         let scratch = tempfile::tempdir().unwrap();
-        RocksDb.options_file(candidate, budget, scratch.path()).unwrap().full
+        RocksDb.options_file(candidate, budget, scratch.path()).unwrap().swap_remove(0).text
     }
 
     fn has_line(text: &str, line: &str) -> bool {

@@ -1,0 +1,184 @@
+//! Engines written in Go, run by kvtune's driver ([`super::driver`]): each
+//! declares its parameters in a table of knobs that set the driver's options
+//! for the engine (by kvtune's snake_case names of the engine's fields), its
+//! memory model, and the Go code that opens it with an option set.
+
+pub mod badger;
+pub mod bbolt;
+pub mod pebble;
+
+use std::path::Path;
+
+use super::driver::{self, DriverStore};
+use super::knob::{self, Knob, Settings};
+use super::{Engine, EngineError, KvStore, OptionsFile, OptionsFiles, ParamDoc, Resolved};
+use crate::budget::{ByteSize, MemoryModel, MIB};
+use crate::record::{Adjustment, OptionSet};
+use crate::space::{Candidate, Value};
+
+/// Memory of a trial besides the engine's caches and memtables: kvtune's
+/// worker (its binary and the op generator, as with RocksDB: ~16 MiB) and
+/// the driver's Go runtime and binary, measured idle at about 20 MiB RSS.
+const PROCESS_OVERHEAD: u64 = 40 * MIB;
+
+/// A Go engine: its table and what only it knows.
+pub struct GoSpec {
+    /// kvtune's name for it.
+    pub name: &'static str,
+    /// The Go module kvtune's driver links, at the version in drivers/go/go.mod.
+    pub module: &'static str,
+    pub knobs: &'static [Knob<Native>],
+    /// What an option set holds in memory.
+    pub memory: fn(&Native) -> MemoryModel,
+    /// Go code that opens the engine with an option set.
+    pub code: fn(&Native) -> String,
+}
+
+/// A Go engine behind the [`Engine`] trait.
+pub struct GoEngine(pub &'static GoSpec);
+
+/// The driver's options being built from a candidate.
+pub struct Native {
+    pub budget: u64,
+    /// The driver's options, by its names, as they run.
+    pub options: OptionSet,
+    shown: Vec<(String, String)>,
+    adjusted: Vec<Adjustment>,
+    candidate: Candidate,
+}
+
+impl Native {
+    fn build(spec: &GoSpec, candidate: &Candidate, budget: u64) -> Result<Native, EngineError> {
+        let mut native = Native {
+            budget,
+            options: OptionSet::new(),
+            shown: vec![],
+            adjusted: vec![],
+            candidate: Candidate::new(),
+        };
+        knob::apply(spec.name, spec.knobs, candidate, budget, &mut native)?;
+        Ok(native)
+    }
+
+    /// Bytes of a share of the budget.
+    pub fn share(&self, v: &Value) -> u64 {
+        (knob::float(v) * self.budget as f64) as u64
+    }
+
+    /// Sets a driver option and records it.
+    pub fn set(&mut self, name: &str, value: impl Into<Value>) {
+        let value = value.into();
+        self.shown.push((name.to_string(), value.to_string()));
+        self.options.insert(name.to_string(), value);
+    }
+
+    /// Sets a size in bytes and records it, shown in binary units.
+    pub fn set_bytes(&mut self, name: &str, bytes: u64) {
+        self.shown.push((name.to_string(), ByteSize(bytes).to_string()));
+        self.options.insert(name.to_string(), Value::from(bytes));
+    }
+
+    /// An option already set, as a number (0 if it is not).
+    pub fn number(&self, name: &str) -> f64 {
+        self.options.get(name).and_then(Value::as_f64).unwrap_or(0.0)
+    }
+
+    /// Notes that a parameter runs at `ran` at this budget, keeping the asked value.
+    pub fn adjust(&mut self, param: &str, ran: Value, why: String) {
+        let asked = self.candidate.get(param).cloned().unwrap_or(Value::Int(0));
+        self.adjusted.push(Adjustment { param: param.to_string(), asked, ran, why });
+    }
+
+    fn resolved(&self, spec: &GoSpec) -> Resolved {
+        Resolved {
+            candidate: self.candidate.clone(),
+            options: self.options.clone(),
+            shown: self.shown.clone(),
+            memory: (spec.memory)(self),
+            adjusted: self.adjusted.clone(),
+        }
+    }
+}
+
+impl Settings for Native {
+    fn asked(&mut self) -> &mut Candidate {
+        &mut self.candidate
+    }
+
+    fn replace(&mut self, param: &str, ran: Value, why: String) {
+        self.adjust(param, ran.clone(), why);
+        self.candidate.insert(param.to_string(), ran);
+    }
+}
+
+/// A memory model of caches and memtables the engine declares, index and
+/// filters per key and byte outside them, and the process around them.
+pub fn model(block_cache: u64, memtables: u64, per_key: f64, per_byte: f64) -> MemoryModel {
+    MemoryModel {
+        block_cache,
+        row_cache: 0,
+        memtables,
+        outside_cache_per_key: per_key,
+        outside_cache_per_byte: per_byte,
+        overhead: PROCESS_OVERHEAD,
+    }
+}
+
+/// The smaller of an engine's own memtable size and a 32nd of the budget:
+/// the least a memtable runs at, whatever share a candidate asks, since
+/// per-flush costs do not shrink with the budget.
+pub fn memtable_floor(engine_default: u64, budget: u64) -> u64 {
+    engine_default.min(budget / 32).max(64 * 1024)
+}
+
+impl Engine for GoEngine {
+    fn name(&self) -> &'static str {
+        self.0.name
+    }
+
+    fn params(&self) -> Vec<ParamDoc> {
+        knob::docs(self.0.knobs)
+    }
+
+    fn defaults(&self, budget: u64) -> Candidate {
+        knob::defaults(self.0.knobs, budget)
+    }
+
+    fn resolve(&self, candidate: &Candidate, budget: u64) -> Result<Resolved, EngineError> {
+        Ok(Native::build(self.0, candidate, budget)?.resolved(self.0))
+    }
+
+    /// Builds the driver, so a study finds out before its first trial.
+    fn prepare(&self) -> anyhow::Result<()> {
+        driver::binary().map(|_| ())
+    }
+
+    /// The Go runtime is told to keep its memory near what the option set
+    /// holds (caches, memtables, the process, and half as much again for the
+    /// rest of its heap and for garbage), and within the budget: left to
+    /// itself it lets garbage grow into the page cache the engine reads
+    /// through. The cgroup enforces the budget on the whole trial.
+    fn open(&self, candidate: &Candidate, budget: u64, dir: &Path) -> anyhow::Result<Box<dyn KvStore>> {
+        let native = Native::build(self.0, candidate, budget)?;
+        let m = (self.0.memory)(&native);
+        let held = m.block_cache + m.memtables + m.overhead;
+        let limit = (held + held / 2).min(budget.saturating_sub(PROCESS_OVERHEAD / 2)).max(16 * MIB);
+        Ok(Box::new(DriverStore::open(self.0.name, dir, &native.options, limit)?))
+    }
+
+    fn options_file(
+        &self,
+        candidate: &Candidate,
+        budget: u64,
+        _scratch: &Path,
+    ) -> anyhow::Result<OptionsFiles> {
+        let native = Native::build(self.0, candidate, budget)?;
+        let text = format!(
+            "// Go code opening {} ({}) with these options.\n{}",
+            self.0.name,
+            self.0.module,
+            (self.0.code)(&native)
+        );
+        Ok(vec![OptionsFile { name: "options.go", comment: "//", text }])
+    }
+}
