@@ -162,9 +162,14 @@ pub struct TuneArgs {
     /// system's own ratio. Kept when kvtune scales the run.
     #[arg(long, value_name = "R")]
     pub data_ratio: Option<f64>,
+    /// Tune several engines (e.g. rocksdb,pebble,badger), each with the same budget, dataset, trials and time, into
+    /// OUT/ENGINE; then run their recommendations side by side in paired rounds (at least 3, else
+    /// --confirm-repeats) and write OUT/engines.md: which engine, with which options.
+    #[arg(long, value_name = "A,B,...", value_delimiter = ',', conflicts_with_all = ["space", "engine"])]
+    pub engines: Vec<String>,
     /// Continue an interrupted study from its output folder (its journal.jsonl): the trials it
     /// recorded are kept and it goes on with the settings it was started with.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "trials", "time", "strategy", "objective", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed", "pace", "no_racing", "engine"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "trials", "time", "strategy", "objective", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed", "pace", "no_racing", "engine", "engines"])]
     pub resume: Option<PathBuf>,
     /// Most search trials, the defaults and the expert seeds included (racing, confirmation and the larger-scale
     /// check come on top). Default: as many as --time allows.

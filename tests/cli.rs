@@ -896,3 +896,68 @@ fn an_exported_trace_benches_with_the_generated_op_counts() {
         &["give the path of the dataset .toml"],
     );
 }
+
+/// Each Go engine runs one small study end to end through its driver: the
+/// defaults, its seeds, a search trial, a confirmation round, and its
+/// options exported as Go code. Skipped without Go unless KVTUNE_REQUIRE_GO
+/// is set (CI sets it).
+#[test]
+fn a_small_study_on_each_go_engine() {
+    if let Err(e) = kvtune::engine::find("pebble").unwrap().prepare() {
+        assert!(std::env::var_os("KVTUNE_REQUIRE_GO").is_none(), "KVTUNE_REQUIRE_GO: {e:#}");
+        eprintln!("skipping: {e:#}");
+        return;
+    }
+    for engine in ["pebble", "badger", "bbolt"] {
+        let dir = scratch();
+        let out = dir.path().join("out");
+        let run = kvtune_with(
+            &[
+                "tune",
+                "--engine",
+                engine,
+                "--budget",
+                "256M",
+                "--dataset",
+                "spork",
+                "--data-ratio",
+                "0.2",
+                "--scale",
+                "1",
+                "--trials",
+                "2",
+                "--confirm-top",
+                "1",
+                "--confirm-repeats",
+                "1",
+                "--verify-scale",
+                "off",
+                "--no-racing",
+                "--out",
+                &path_arg(&out),
+                "--workdir",
+                &path_arg(&dir.path().join("work")),
+            ]
+            .map(String::from),
+        );
+        assert!(run.status.success(), "{engine}: {}", text(&run));
+        let recorded = journal::read_study(&out).unwrap();
+        assert_eq!(recorded.header.engine, engine);
+        let ok = recorded.trials.iter().filter(|t| t.measurement.status == Status::Ok).count();
+        let why: Vec<String> = recorded
+            .trials
+            .iter()
+            .map(|t| format!("{} {:?}", t.measurement.status, t.measurement.reason))
+            .collect();
+        assert!(ok >= 2, "{engine}: {ok} runs succeeded: {why:?}");
+        for file in ["report.md", "report.html", "trials.csv"] {
+            assert!(out.join(file).exists(), "{engine}: no {file}");
+        }
+        if out.join("preset.toml").exists() {
+            let preset = Preset::load(&out.join("preset.toml")).unwrap();
+            assert_eq!(preset.engine, engine);
+            let code = std::fs::read_to_string(out.join("options.go")).unwrap();
+            assert!(code.contains("Open("), "{engine}: {code}");
+        }
+    }
+}

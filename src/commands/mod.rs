@@ -5,6 +5,7 @@ mod bench;
 mod compare;
 mod dataset;
 mod datasets;
+mod engines;
 mod explain;
 mod report;
 mod table;

@@ -18,6 +18,9 @@ use crate::study::{self, StudySettings};
 use crate::trial::{self, ChildRunner};
 
 pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
+    if !args.engines.is_empty() {
+        return super::engines::engines(args);
+    }
     if let Some(dir) = &args.resume {
         refuse_settings_on_resume(&args.given)?;
         return resume(dir, &args.common);
@@ -84,7 +87,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
 }
 
 /// `out/DATASET-BUDGET-YYYYMMDD-HHMMSS` (UTC).
-fn default_out_dir(dataset: &str, budget: u64) -> PathBuf {
+pub(super) fn default_out_dir(dataset: &str, budget: u64) -> PathBuf {
     let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let stamp: String = now.trim_end_matches('Z').replace('T', "-").replace([':'], "").replacen('-', "", 2);
     PathBuf::from("out").join(format!("{dataset}-{}-{stamp}", ByteSize(budget).to_string().replace(' ', "")))

@@ -184,10 +184,12 @@ pub fn answer(outcome: &StudyOutcome, out_dir: &Path) -> String {
     if let Some(run) = outcome.representative(&v.recommended().label) {
         let _ = writeln!(out, "  {}", budget_used(&run.measurement, header.scaled_budget()));
     }
+    let options: Vec<&str> = outcome.options_files.iter().flatten().map(|f| f.name).collect();
     let _ = writeln!(
         out,
-        "  wrote {}/: preset.toml, OPTIONS, report.md, trials.csv, journal.jsonl",
-        out_dir.display()
+        "  wrote {}/: preset.toml, {}, report.md, trials.csv, journal.jsonl",
+        out_dir.display(),
+        options.join(", ")
     );
     out
 }

@@ -16,10 +16,12 @@ use crate::budget::{ByteSize, MemoryModel, MIB};
 use crate::record::{Adjustment, OptionSet};
 use crate::space::{Candidate, Value};
 
+/// kvtune's worker process: its binary and the op generator (as with RocksDB).
+const WORKER_MEMORY: u64 = 16 * MIB;
+
 /// Memory of a trial besides the engine's caches and memtables: kvtune's
-/// worker (its binary and the op generator, as with RocksDB: ~16 MiB) and
-/// the driver's Go runtime and binary, measured idle at about 20 MiB RSS.
-const PROCESS_OVERHEAD: u64 = 40 * MIB;
+/// worker and the driver's Go runtime and binary (about 20 MiB idle).
+const PROCESS_OVERHEAD: u64 = WORKER_MEMORY + 24 * MIB;
 
 /// A Go engine: its table and what only it knows.
 pub struct GoSpec {
@@ -153,16 +155,13 @@ impl Engine for GoEngine {
         driver::binary().map(|_| ())
     }
 
-    /// The Go runtime is told to keep its memory near what the option set
-    /// holds (caches, memtables, the process, and half as much again for the
-    /// rest of its heap and for garbage), and within the budget: left to
-    /// itself it lets garbage grow into the page cache the engine reads
-    /// through. The cgroup enforces the budget on the whole trial.
+    /// The Go runtime is told to keep its heap inside the budget, less
+    /// kvtune's worker (GOMEMLIMIT); the cgroup enforces the budget on both.
+    /// (A limit below the engine's live heap would only make the collector
+    /// run without end.)
     fn open(&self, candidate: &Candidate, budget: u64, dir: &Path) -> anyhow::Result<Box<dyn KvStore>> {
         let native = Native::build(self.0, candidate, budget)?;
-        let m = (self.0.memory)(&native);
-        let held = m.block_cache + m.memtables + m.overhead;
-        let limit = (held + held / 2).min(budget.saturating_sub(PROCESS_OVERHEAD / 2)).max(16 * MIB);
+        let limit = budget.saturating_sub(WORKER_MEMORY).max(16 * MIB);
         Ok(Box::new(DriverStore::open(self.0.name, dir, &native.options, limit)?))
     }
 
