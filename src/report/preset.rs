@@ -34,10 +34,11 @@ pub struct Preset {
     pub candidate: Candidate,
     /// The same options in the engine's absolute terms at the full budget,
     /// each by its scaling rule.
-    #[serde(rename = "rocksdb")]
+    /// (`[rocksdb]` in presets before kvtune had other engines.)
+    #[serde(alias = "rocksdb")]
     pub options: OptionSet,
     /// The options exactly as the measured runs ran them, at the scaled budget.
-    #[serde(default, rename = "rocksdb_as_measured")]
+    #[serde(default, alias = "rocksdb_as_measured")]
     pub options_as_measured: OptionSet,
     /// Where the measured runs ran a parameter at another value than asked.
     #[serde(default)]
@@ -130,9 +131,9 @@ impl Preset {
         let body = toml::to_string_pretty(self).expect("a preset serializes");
         format!(
             "# kvtune preset: {} options for the `{}` workload at a memory budget of {}.\n\
-                          # [rocksdb] holds absolute values for the full budget, each option by its scaling rule;\n\
+                          # [options] holds the engine's absolute values for the full budget, each option by its scaling rule;\n\
              # [candidate] the same options as kvtune searched them (memory as shares of the budget);\n\
-             # [rocksdb_as_measured] the values the measured runs ran with, at scale {}, where the\n\
+             # [options_as_measured] the values the measured runs ran with, at scale {}, where the\n\
              # figures in [measured] come from. Measure again, at any scale, with:\n\
                           #   kvtune bench --preset preset.toml [--scale S]\n\n{body}",
             self.engine,

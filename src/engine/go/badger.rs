@@ -3,7 +3,7 @@
 //! table indices and bloom filters stay in memory unless an index cache
 //! bounds them.
 
-use super::{memtable_floor, model, GoSpec, Native};
+use super::{memtable_floor, model, share_of, GoSpec, Native};
 use crate::budget::{MemoryModel, MIB};
 use crate::engine::knob::{float, int, text, Kind, Knob};
 use crate::engine::Scaling;
@@ -18,8 +18,29 @@ const MEMTABLE: u64 = 64 * MIB;
 /// the process, 0.84 at a 256 MiB budget and 0.82 at 512 MiB.
 const HEAP_PER_DATA_BYTE: f64 = 0.83;
 
-pub static BADGER: GoSpec =
-    GoSpec { name: "badger", module: "github.com/dgraph-io/badger/v4 v4.9.6", knobs: KNOBS, memory, code };
+pub static BADGER: GoSpec = GoSpec {
+    name: "badger",
+    module: "github.com/dgraph-io/badger/v4 v4.9.6",
+    knobs: KNOBS,
+    memory,
+    code,
+    shipped: Some(|budget| {
+        let changes = [
+            ("block_cache_share".to_string(), share_of(SHIPPED_BLOCK_CACHE, budget)),
+            ("memtable_share".to_string(), share_of(5 * MEMTABLE, budget)),
+        ]
+        .into_iter()
+        .collect();
+        (
+            changes,
+            "Badger as shipped: the fitted defaults but for its own 256 MiB block cache and 5 x 64 MiB memtables \
+             whatever the budget",
+        )
+    }),
+};
+
+/// Badger's own block cache (`Options.BlockCacheSize`).
+const SHIPPED_BLOCK_CACHE: u64 = 256 * MIB;
 
 /// Caches and memtables, and, without an index cache, the heap that grows
 /// with the data (measured, not derived: Badger's table indices and filters

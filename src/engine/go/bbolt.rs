@@ -13,6 +13,8 @@ pub static BBOLT: GoSpec = GoSpec {
     knobs: KNOBS,
     memory: |_| model(0, 0, 0.0, 0.0),
     code,
+    // bbolt has no memory options: its fitted defaults are its own.
+    shipped: None,
 };
 
 const KNOBS: &[Knob<Native>] = &[

@@ -34,6 +34,10 @@ pub struct GoSpec {
     pub memory: fn(&Native) -> MemoryModel,
     /// Go code that opens the engine with an option set.
     pub code: fn(&Native) -> String,
+    /// How the engine as shipped differs from its fitted defaults at a
+    /// (full) budget: the parameters that differ, and why in words (`None`
+    /// where nothing does).
+    pub shipped: Option<fn(u64) -> (Candidate, &'static str)>,
 }
 
 /// A Go engine behind the [`Engine`] trait.
@@ -126,6 +130,11 @@ pub fn model(block_cache: u64, memtables: u64, per_key: f64, per_byte: f64) -> M
     }
 }
 
+/// A share of `budget` that is `bytes`, at most all of it.
+pub fn share_of(bytes: u64, budget: u64) -> Value {
+    Value::Float((bytes as f64 / budget as f64).min(1.0))
+}
+
 /// The smaller of an engine's own memtable size and a 32nd of the budget:
 /// the least a memtable runs at, whatever share a candidate asks, since
 /// per-flush costs do not shrink with the budget.
@@ -144,6 +153,13 @@ impl Engine for GoEngine {
 
     fn defaults(&self, budget: u64) -> Candidate {
         knob::defaults(self.0.knobs, budget)
+    }
+
+    fn shipped_defaults(&self, budget: u64) -> Option<(Candidate, String)> {
+        let (changes, why) = (self.0.shipped?)(budget);
+        let mut candidate = self.defaults(budget);
+        candidate.extend(changes);
+        Some((candidate, why.to_string()))
     }
 
     fn resolve(&self, candidate: &Candidate, budget: u64) -> Result<Resolved, EngineError> {

@@ -2,7 +2,7 @@
 //! store Elastic APM moved its tail-sampling to. Its index and filter blocks
 //! go through the block cache, so the cache and the memtables are its memory.
 
-use super::{memtable_floor, model, GoSpec, Native};
+use super::{memtable_floor, model, share_of, GoSpec, Native};
 use crate::budget::MIB;
 use crate::engine::knob::{float, int, text, Kind, Knob};
 use crate::engine::Scaling;
@@ -20,7 +20,14 @@ pub static PEBBLE: GoSpec = GoSpec {
         model(n.number("cache_size") as u64, memtables as u64, 0.0, 0.0)
     },
     code,
+    shipped: Some(|budget| {
+        let changes = [("cache_share".to_string(), share_of(SHIPPED_CACHE, budget))].into_iter().collect();
+        (changes, "Pebble as shipped: the fitted defaults but for the cache, Pebble's own 8 MiB whatever the budget")
+    }),
 };
+
+/// The cache Pebble makes when it is given none (`Options.CacheSize`).
+const SHIPPED_CACHE: u64 = 8 * MIB;
 
 const KNOBS: &[Knob<Native>] = &[
     Knob {
