@@ -37,8 +37,12 @@ pub struct GoSpec {
     /// How the engine as shipped differs from its fitted defaults at a
     /// (full) budget: the parameters that differ, and why in words (`None`
     /// where nothing does).
-    pub shipped: Option<fn(u64) -> (Candidate, &'static str)>,
+    pub shipped: Option<Shipped>,
 }
+
+/// The parameters in which an engine as shipped differs from its fitted
+/// defaults at a (full) budget, and why in words.
+pub type Shipped = fn(u64) -> (Candidate, &'static str);
 
 /// A Go engine behind the [`Engine`] trait.
 pub struct GoEngine(pub &'static GoSpec);
