@@ -120,6 +120,14 @@ fn contract(engine: &dyn Engine) {
     // The engine's own forms of its defaults, and its built-in space.
     let files = engine.options_file(&engine.defaults(BUDGET), BUDGET, dir.path()).unwrap();
     assert!(files.iter().all(|f| !f.text.is_empty()), "{name}: an empty options file");
+    if name == "pebble" {
+        let written = files.iter().find(|f| f.name == "OPTIONS").expect("Pebble's own OPTIONS file");
+        assert!(
+            written.text.contains("[Options]") && written.text.contains("mem_table_size="),
+            "{}",
+            written.text
+        );
+    }
     let space = Space::find(name, &engine.param_names()).unwrap();
     engine.check_space(&space, 128 * 1024 * MIB).unwrap();
 }

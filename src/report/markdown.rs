@@ -122,11 +122,18 @@ fn answer(md: &mut String, outcome: &StudyOutcome, v: &Verdict) {
     let _ = writeln!(
         md,
         "Measured at scale {} (budget {}); {}. Options below are for the full budget of {}, \
-         by each option's scaling rule: `preset.toml` and the `OPTIONS` file beside this report hold them.\n",
+         by each option's scaling rule: `preset.toml` and {} beside this report hold them.\n",
         header.scale,
         ByteSize(header.scaled_budget()),
         used.unwrap_or_default(),
-        ByteSize(header.full_budget)
+        ByteSize(header.full_budget),
+        outcome
+            .options_files
+            .iter()
+            .flatten()
+            .map(|f| format!("`{}`", f.name))
+            .collect::<Vec<_>>()
+            .join(" and ")
     );
     if let Some(run) = outcome.representative(&best.label) {
         for a in &run.adjusted {
@@ -521,7 +528,7 @@ pub fn versus(studies: &[(&str, &StudyOutcome)]) -> String {
             })
         }),
         ("over the fitted defaults", |o| o.verdict.as_ref().map_or(String::new(), gain_cell)),
-        ("over RocksDB as shipped", |o| {
+        ("over the engine as shipped", |o| {
             o.verdict.as_ref().and_then(|v| v.over_baseline).map_or(String::new(), |p| {
                 format!(
                     "{} ({} to {}, {})",

@@ -37,6 +37,7 @@ pub static BADGER: GoSpec = GoSpec {
              whatever the budget",
         )
     }),
+    writes_options: None,
 };
 
 /// Badger's own block cache (`Options.BlockCacheSize`).

@@ -15,6 +15,7 @@ pub static BBOLT: GoSpec = GoSpec {
     code,
     // bbolt has no memory options: its fitted defaults are its own.
     shipped: None,
+    writes_options: None,
 };
 
 const KNOBS: &[Knob<Native>] = &[

@@ -9,6 +9,8 @@ pub mod pebble;
 
 use std::path::Path;
 
+use anyhow::Context;
+
 use super::driver::{self, DriverStore};
 use super::knob::{self, Knob, Settings};
 use super::{Engine, EngineError, KvStore, OptionsFile, OptionsFiles, ParamDoc, Resolved};
@@ -38,6 +40,9 @@ pub struct GoSpec {
     /// (full) budget: the parameters that differ, and why in words (`None`
     /// where nothing does).
     pub shipped: Option<Shipped>,
+    /// The prefix of the options file the engine writes into its own
+    /// directory when it opens (Pebble's `OPTIONS-NNNNNN`), if it writes one.
+    pub writes_options: Option<&'static str>,
 }
 
 /// The parameters in which an engine as shipped differs from its fitted
@@ -185,11 +190,14 @@ impl Engine for GoEngine {
         Ok(Box::new(DriverStore::open(self.0.name, dir, &native.options, limit)?))
     }
 
+    /// The Go code that opens the engine, and where the engine writes an
+    /// options file of its own, that file as it wrote it for a store opened
+    /// with the option set in `scratch`.
     fn options_file(
         &self,
         candidate: &Candidate,
         budget: u64,
-        _scratch: &Path,
+        scratch: &Path,
     ) -> anyhow::Result<OptionsFiles> {
         let native = Native::build(self.0, candidate, budget)?;
         let text = format!(
@@ -198,6 +206,28 @@ impl Engine for GoEngine {
             self.0.module,
             (self.0.code)(&native)
         );
-        Ok(vec![OptionsFile { name: "options.go", comment: "//", text }])
+        let mut files = vec![];
+        if let Some(prefix) = self.0.writes_options {
+            let text = written_options(self.0, &native, scratch, prefix)?;
+            files.push(OptionsFile { name: "OPTIONS", comment: "#", text });
+        }
+        files.push(OptionsFile { name: "options.go", comment: "//", text });
+        Ok(files)
     }
+}
+
+/// The options file an engine writes when it opens a store with `native`'s
+/// options, read back from a scratch store.
+fn written_options(spec: &GoSpec, native: &Native, scratch: &Path, prefix: &str) -> anyhow::Result<String> {
+    std::fs::create_dir_all(scratch).with_context(|| format!("making {}", scratch.display()))?;
+    let dir = tempfile::tempdir_in(scratch)
+        .with_context(|| format!("making a scratch store in {}", scratch.display()))?;
+    drop(DriverStore::open(spec.name, dir.path(), &native.options, native.budget)?);
+    let written = std::fs::read_dir(dir.path())?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(prefix)))
+        .max()
+        .with_context(|| format!("{} wrote no {prefix}* file in {}", spec.name, dir.path().display()))?;
+    std::fs::read_to_string(&written).with_context(|| format!("reading {}", written.display()))
 }

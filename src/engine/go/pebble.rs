@@ -24,6 +24,7 @@ pub static PEBBLE: GoSpec = GoSpec {
         let changes = [("cache_share".to_string(), share_of(SHIPPED_CACHE, budget))].into_iter().collect();
         (changes, "Pebble as shipped: the fitted defaults but for the cache, Pebble's own 8 MiB whatever the budget")
     }),
+    writes_options: Some("OPTIONS-"),
 };
 
 /// The cache Pebble makes when it is given none (`Options.CacheSize`).
