@@ -23,9 +23,11 @@ kvtune replays a workload (a built-in dataset modelled on a real system, e.g. `s
 real RocksDB instances, one fresh database per candidate option set, each in its own process capped at the budget by a \
 memory cgroup. It searches the option space, re-runs the best candidates against RocksDB's defaults, and writes the \
 recommendation with its measured gain and confidence interval.\n\n\
+The Go engines of the same systems run too (--engine pebble, badger or bbolt, through a Go driver built on first use), \
+and --engines tunes several and sets their answers side by side: which engine, with which options.\n\n\
 When the budget is more than this machine can test, kvtune scales the budget and the data down together (--scale), so \
 their ratio, which decides cache hit rates and write amplification, is kept; the options it exports are for the full budget.",
-    after_help = "Examples:\n  kvtune --budget 128G --dataset spork                 tune for a 128 GiB Flow indexer\n  kvtune --budget 8G --dataset spork --trials 30 --strategy random\n  kvtune --budget 128G --dataset spork --space search-spaces/badger-thread.toml --strategy grid\n  kvtune bench --preset out/RUN/preset.toml --repeat 5  re-measure a recommendation\n  kvtune bench --preset defaults --dataset spork --budget 128G --json\n  kvtune compare defaults out/RUN/preset.toml --repeat 5   paired rounds, benchstat-style table\n  kvtune compare defaults defaults --set bloom_bits=10 --dataset spork --budget 8G",
+    after_help = "Examples:\n  kvtune --budget 128G --dataset spork                 tune for a 128 GiB Flow indexer\n  kvtune --budget 8G --dataset spork --trials 30 --strategy random\n  kvtune --budget 128G --dataset spork --space search-spaces/badger-thread.toml --strategy grid\n  kvtune bench --preset out/RUN/preset.toml --repeat 5  re-measure a recommendation\n  kvtune bench --preset defaults --dataset spork --budget 128G --json\n  kvtune compare defaults out/RUN/preset.toml --repeat 5   paired rounds, benchstat-style table\n  kvtune compare defaults defaults --set bloom_bits=10 --dataset spork --budget 8G\n  kvtune --engine pebble --budget 8G --dataset tbs      tune Pebble for Elastic APM's tail sampling\n  kvtune --engines rocksdb,pebble,badger --budget 8G --dataset tbs --time 10m   engines side by side\n  kvtune compare defaults defaults@pebble defaults@badger --dataset spork --budget 8G",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]

@@ -749,6 +749,11 @@ fn every_bad_input_names_itself_and_what_would_do() {
         (tune(&["--objective", "throughput,bytes_per_key,phase:index"]), &["one or two objectives, not 3"]),
         (tune(&["--space", "nosuch"]), &["`nosuch` is neither a file nor a built-in space", "rocksdb"]),
         (tune(&["--trials", "0"]), &["--trials 0", "at least 1"]),
+        (tune(&["--engine", "leveldb"]), &["unknown engine `leveldb`", "rocksdb, pebble, badger, bbolt"]),
+        (
+            tune(&["--engines", "rocksdb,leveldb"]),
+            &["unknown engine `leveldb`", "rocksdb, pebble, badger, bbolt"],
+        ),
         (tune(&["--verify-scale", "3x"]), &["`3x` is not a scale", "4x"]),
         (tune(&["--cpus", "1023"]), &["CPU 1023", "usable"]),
         (tune(&["--cpus", "one"]), &["`one` is not a CPU list", "2-3"]),
@@ -756,6 +761,12 @@ fn every_bad_input_names_itself_and_what_would_do() {
         (["bench", "--preset", "defaults"].map(String::from).to_vec(), &["--budget is required"]),
         (["bench", "--preset", &not_a_preset].map(String::from).to_vec(), &["preset.toml is not valid"]),
         (["compare", "defaults"].map(String::from).to_vec(), &["2 values required"]),
+        (
+            ["compare", "defaults", "defaults@leveldb", "--budget", "64M", "--dataset", "spork"]
+                .map(String::from)
+                .to_vec(),
+            &["option set defaults@leveldb", "unknown engine `leveldb`"],
+        ),
         (compare("nosuch=1"), &["`nosuch`", "known are", "bloom_bits"]),
         (compare("bloom_bits"), &["`bloom_bits` is not a setting", "NAME=VALUE"]),
         (compare("bloom_bits=many"), &["`bloom_bits` must be a number, not many"]),
