@@ -972,3 +972,46 @@ fn a_small_study_on_each_go_engine() {
         }
     }
 }
+
+/// Without Go, a Go engine is named as unavailable with what to install,
+/// and RocksDB runs as before (a PATH without Go, and an empty driver cache).
+#[test]
+fn a_go_engine_without_go_says_what_to_install() {
+    let dir = scratch();
+    let path = "/usr/sbin:/usr/bin:/sbin:/bin";
+    let go_on_path =
+        Command::new("go").env("PATH", path).arg("version").output().is_ok_and(|o| o.status.success());
+    if go_on_path {
+        eprintln!("skipping: Go is installed in {path}");
+        return;
+    }
+    let run = |engine: &str| {
+        Command::new(env!("CARGO_BIN_EXE_kvtune"))
+            .args(small(&[
+                "--engine",
+                engine,
+                "--trials",
+                "1",
+                "--workdir",
+                &path_arg(&dir.path().join("work")),
+            ]))
+            .args([
+                "--out",
+                &path_arg(&dir.path().join(engine)),
+                "--confirm-top",
+                "0",
+                "--verify-scale",
+                "off",
+            ])
+            .env("PATH", path)
+            .env("KVTUNE_CACHE", dir.path().join("cache"))
+            .output()
+            .unwrap()
+    };
+    let pebble = run("pebble");
+    assert!(!pebble.status.success());
+    let said = text(&pebble);
+    assert!(said.contains("`go` was not found") && said.contains("install Go"), "{said}");
+    let rocksdb = run("rocksdb");
+    assert!(rocksdb.status.success(), "{}", text(&rocksdb));
+}
