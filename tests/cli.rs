@@ -971,6 +971,41 @@ fn a_small_study_on_each_go_engine() {
             assert!(code.contains("Open("), "{engine}: {code}");
         }
     }
+    // Which engine: each tuned alone, then side by side in paired rounds.
+    let dir = scratch();
+    let out = dir.path().join("out");
+    let run = kvtune_with(
+        &[
+            "--engines",
+            "rocksdb,pebble",
+            "--budget",
+            "256M",
+            "--dataset",
+            "spork",
+            "--data-ratio",
+            "0.1",
+            "--scale",
+            "1",
+            "--trials",
+            "1",
+            "--confirm-top",
+            "0",
+            "--confirm-repeats",
+            "1",
+            "--verify-scale",
+            "off",
+            "--out",
+            &path_arg(&out),
+            "--workdir",
+            &path_arg(&dir.path().join("work")),
+        ]
+        .map(String::from),
+    );
+    assert!(run.status.success(), "{}", text(&run));
+    let answer = std::fs::read_to_string(out.join("engines.md")).unwrap();
+    assert!(answer.contains("rocksdb with") && answer.contains("pebble with"), "{answer}");
+    assert!(answer.contains("| ops/s (whole replay) |"), "{answer}");
+    assert!(out.join("rocksdb/report.md").exists() && out.join("pebble/report.md").exists());
 }
 
 /// Without Go, a Go engine is named as unavailable with what to install,

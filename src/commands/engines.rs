@@ -14,6 +14,7 @@ use crate::cli::{Target, TuneArgs};
 use crate::engine;
 use crate::outcome::Comparison;
 use crate::report::text::{comparison_table, Layout};
+use crate::report::Preset;
 
 /// Paired rounds of the engines' final comparison, at least.
 const MIN_ROUNDS: usize = 3;
@@ -54,20 +55,29 @@ pub fn engines(args: TuneArgs) -> anyhow::Result<()> {
     common.engine = None;
     eprintln!("kvtune: the engines side by side: {}", sides.join(" vs "));
     let comparison = run(&sides, &target, args.confirm_repeats.max(MIN_ROUNDS), &common, usize::MAX)?;
-    write_answer(&out, &comparison)?;
+    let names: Vec<String> =
+        args.engines.iter().zip(&sides).map(|(engine, side)| side_name(engine, side)).collect();
+    write_answer(&out, &comparison, &names)?;
     if !common.json {
-        println!("{}", answer(&comparison));
+        println!("{}", answer(&comparison, &names));
     }
     print(&comparison, &common, Layout::Text)
 }
 
+/// An engine and the option set it ran: its study's recommendation, or its defaults.
+fn side_name(engine: &str, side: &str) -> String {
+    match Preset::load(Path::new(side)) {
+        Ok(preset) => format!("{engine} with {} ({side})", preset.recommended),
+        Err(_) => format!("{engine} with its defaults (its study recommended nothing)"),
+    }
+}
+
 /// Which engine: the sides by median whole-replay throughput, fastest first.
-fn answer(comparison: &Comparison) -> String {
-    let mut ranked: Vec<(&str, f64)> = comparison
-        .sides
+fn answer(comparison: &Comparison, names: &[String]) -> String {
+    let mut ranked: Vec<(&str, f64)> = names
         .iter()
         .zip(&comparison.metrics[0].sides)
-        .map(|(side, summary)| (side.label.as_str(), summary.as_ref().map_or(0.0, |s| s.median.point)))
+        .map(|(name, summary)| (name.as_str(), summary.as_ref().map_or(0.0, |s| s.median.point)))
         .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
     let lines: Vec<String> =
@@ -81,13 +91,13 @@ fn answer(comparison: &Comparison) -> String {
 }
 
 /// `engines.md`: the answer and the table, beside each engine's study.
-fn write_answer(out: &Path, comparison: &Comparison) -> anyhow::Result<()> {
+fn write_answer(out: &Path, comparison: &Comparison, names: &[String]) -> anyhow::Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("making {}", out.display()))?;
     let text = format!(
         "# Which engine for `{}` at {}\n\n```\n{}```\n\n{}",
         comparison.dataset,
         crate::budget::ByteSize(comparison.budget),
-        answer(comparison),
+        answer(comparison, names),
         comparison_table(comparison, Layout::Markdown)
     );
     let path = out.join("engines.md");
