@@ -194,8 +194,10 @@ fn watch(child: &Child, limit: Duration, group: Option<&MemoryCgroup>) -> anyhow
         }
         let stop = interrupted() || started.elapsed() > limit;
         if stop {
+            // The whole group: the worker leads its own (process_group(0)),
+            // and a Go engine's driver, its child, goes with it.
             // SAFETY: the child is ours and not yet reaped, so the pid is still its.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
         }
         if let Some((status, cpu)) = reap(pid, stop)? {
             if interrupted() {
