@@ -6,25 +6,13 @@
 //! the driver adds under 5% to the read-heavy phase (serve).
 //! `cargo bench --bench driver` (needs Go for the Go engines).
 
-use std::ops::Range;
 use std::time::Instant;
 
-use kvtune::dataset::ops::{call_end, Batch};
+use kvtune::dataset::ops::{calls, Batch};
 use kvtune::dataset::Dataset;
 use kvtune::engine::{self, Timed};
 
 const BUDGET: u64 = 256 << 20;
-
-fn calls(batch: &Batch) -> Vec<Range<usize>> {
-    let mut calls = vec![];
-    let mut i = 0;
-    while i < batch.ops.len() {
-        let end = call_end(&batch.ops, i);
-        calls.push(i..end);
-        i = end;
-    }
-    calls
-}
 
 fn main() {
     let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch dir");
@@ -49,7 +37,7 @@ fn main() {
             let mut batch = Batch::default();
             let mut timed: Vec<Timed> = vec![];
             while phase.source.next_batch(&mut batch) {
-                let calls = calls(&batch);
+                let calls = calls(&batch.ops);
                 timed.clear();
                 let start = Instant::now();
                 store.run_calls(&batch, phase.source.corpus(), &calls, &mut timed).expect("calls");

@@ -5,10 +5,8 @@
 //! The Go engines need Go to build their driver: without it they are
 //! skipped, unless KVTUNE_REQUIRE_GO is set (CI sets it).
 
-use std::ops::Range;
-
 use kvtune::budget::MIB;
-use kvtune::dataset::ops::{call_end, Batch, OpKind};
+use kvtune::dataset::ops::{calls, Batch, OpKind};
 use kvtune::engine::{Engine, KvStore, Read, ENGINES};
 use kvtune::space::Space;
 
@@ -94,13 +92,7 @@ fn contract(engine: &dyn Engine) {
     reads.push_read(OpKind::Scan, |k| k.extend_from_slice(b"b/"), 2, 2);
     put(&mut reads, "c/1", 30);
     reads.push_range(OpKind::CompactRange, b"a", b"z");
-    let mut calls: Vec<Range<usize>> = vec![];
-    let mut i = 0;
-    while i < reads.ops.len() {
-        let end = call_end(&reads.ops, i);
-        calls.push(i..end);
-        i = end;
-    }
+    let calls = calls(&reads.ops);
     let mut out = vec![];
     store.run_calls(&reads, &corpus, &calls, &mut out).unwrap();
     let got: Vec<Option<Read>> = out.iter().map(|t| t.read).collect();

@@ -173,6 +173,18 @@ pub fn call_end(ops: &[Op], i: usize) -> usize {
     i + 1 + ops[i + 1..].iter().take_while(|op| together(op.kind)).count()
 }
 
+/// The engine calls a batch's ops make, in order, each as its range of ops.
+pub fn calls(ops: &[Op]) -> Vec<Range<usize>> {
+    let mut calls = Vec::new();
+    let mut i = 0;
+    while i < ops.len() {
+        let end = call_end(ops, i);
+        calls.push(i..end);
+        i = end;
+    }
+    calls
+}
+
 /// A source of batches for one phase. Implementations are deterministic for a
 /// seed, so every candidate of a study sees the same stream.
 pub trait OpSource {

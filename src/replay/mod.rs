@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use hdrhistogram::Histogram;
 
-use crate::dataset::ops::{call_end, Batch, Op, OpKind};
+use crate::dataset::ops::{calls, Batch, Op, OpKind};
 use crate::dataset::Phase;
 use crate::engine::{KvStore, Read};
 use crate::record::{CallStats, Latency, PhaseResult};
@@ -218,13 +218,7 @@ fn apply(
     corpus: &[u8],
     tally: Option<&mut Tally>,
 ) -> anyhow::Result<()> {
-    let mut calls = Vec::new();
-    let mut i = 0;
-    while i < batch.ops.len() {
-        let end = call_end(&batch.ops, i);
-        calls.push(i..end);
-        i = end;
-    }
+    let calls = calls(&batch.ops);
     let mut timed = Vec::with_capacity(calls.len());
     store.run_calls(batch, corpus, &calls, &mut timed)?;
     if let Some(t) = tally {

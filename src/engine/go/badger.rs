@@ -3,7 +3,7 @@
 //! table indices and bloom filters stay in memory unless an index cache
 //! bounds them.
 
-use super::{memtable_floor, model, share_of, GoSpec, Native};
+use super::{model, share_of, GoSpec, Native};
 use crate::budget::{MemoryModel, MIB};
 use crate::engine::knob::{float, int, text, Kind, Knob};
 use crate::engine::Scaling;
@@ -86,16 +86,7 @@ const KNOBS: &[Knob<Native>] = &[
         scaling: Scaling::BudgetWithFloor,
         // Badger's 5 x 64 MiB, at most a quarter of a small budget.
         default: |budget| Value::Float((5.0 * MEMTABLE as f64 / budget as f64).min(0.25)),
-        apply: |n, v| {
-            let count = n.number("num_memtables") as u64;
-            let asked = n.share(v) / count;
-            let floor = memtable_floor(MEMTABLE, n.budget);
-            if asked < floor {
-                let ran = (floor * count) as f64 / n.budget as f64;
-                n.adjust("memtable_share", Value::Float(ran), format!("below the floor min(64 MiB, budget/32) = {floor} bytes per memtable"));
-            }
-            n.set_bytes("mem_table_size", asked.max(floor));
-        },
+        apply: |n, v| n.set_memtables(v, "mem_table_size", "num_memtables", MEMTABLE),
     },
     Knob {
         name: "base_table_x_memtable",
@@ -203,7 +194,7 @@ const KNOBS: &[Knob<Native>] = &[
 ];
 
 fn code(n: &Native) -> String {
-    let v = |name: &str| n.options.get(name).map(|v| v.to_string()).unwrap_or_default();
+    let v = |name: &str| n.text(name);
     let compression = match v("compression").as_str() {
         "none" => "options.None",
         "zstd" => "options.ZSTD",

@@ -92,7 +92,7 @@ const KNOBS: &[Knob<Native>] = &[
 ];
 
 fn code(n: &Native) -> String {
-    let v = |name: &str| n.options.get(name).map(|v| v.to_string()).unwrap_or_default();
+    let v = |name: &str| n.text(name);
     let freelist = if v("freelist_type") == "hashmap" { "FreelistMapType" } else { "FreelistArrayType" };
     let flags = if v("mmap_populate") == "true" { "syscall.MAP_POPULATE" } else { "0" };
     format!(

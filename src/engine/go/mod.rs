@@ -93,6 +93,31 @@ impl Native {
         self.options.insert(name.to_string(), Value::from(bytes));
     }
 
+    /// An option already set, as written in Go code ("" if it is not).
+    pub fn text(&self, name: &str) -> String {
+        self.options.get(name).map(|v| v.to_string()).unwrap_or_default()
+    }
+
+    /// Sets the memtable size (`size_option`) from a share of the budget for
+    /// all `count_option` memtables, at least the floor for an engine whose
+    /// own memtable is `engine_default` bytes; below it, runs at the floor
+    /// and says so.
+    pub fn set_memtables(&mut self, v: &Value, size_option: &str, count_option: &str, engine_default: u64) {
+        let count = self.number(count_option) as u64;
+        let asked = self.share(v) / count;
+        let floor = memtable_floor(engine_default, self.budget);
+        if asked < floor {
+            let ran = (floor * count) as f64 / self.budget as f64;
+            let why = format!(
+                "below the floor min({}, budget/32) = {} per memtable",
+                ByteSize(engine_default),
+                ByteSize(floor)
+            );
+            self.adjust("memtable_share", Value::Float(ran), why);
+        }
+        self.set_bytes(size_option, asked.max(floor));
+    }
+
     /// An option already set, as a number (0 if it is not).
     pub fn number(&self, name: &str) -> f64 {
         self.options.get(name).and_then(Value::as_f64).unwrap_or(0.0)

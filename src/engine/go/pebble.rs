@@ -2,7 +2,7 @@
 //! store Elastic APM moved its tail-sampling to. Its index and filter blocks
 //! go through the block cache, so the cache and the memtables are its memory.
 
-use super::{memtable_floor, model, share_of, GoSpec, Native};
+use super::{model, share_of, GoSpec, Native};
 use crate::budget::MIB;
 use crate::engine::knob::{float, int, text, Kind, Knob};
 use crate::engine::Scaling;
@@ -55,20 +55,7 @@ const KNOBS: &[Knob<Native>] = &[
         scaling: Scaling::BudgetWithFloor,
         // Pebble's 2 x 4 MiB, at most a quarter of a small budget.
         default: |budget| Value::Float((2.0 * MEMTABLE as f64 / budget as f64).min(0.25)),
-        apply: |n, v| {
-            let count = n.number("mem_table_stop_writes_threshold") as u64;
-            let asked = n.share(v) / count;
-            let floor = memtable_floor(MEMTABLE, n.budget);
-            if asked < floor {
-                let ran = (floor * count) as f64 / n.budget as f64;
-                n.adjust(
-                    "memtable_share",
-                    Value::Float(ran),
-                    format!("below the floor min(4 MiB, budget/32) = {floor} bytes per memtable"),
-                );
-            }
-            n.set_bytes("mem_table_size", asked.max(floor));
-        },
+        apply: |n, v| n.set_memtables(v, "mem_table_size", "mem_table_stop_writes_threshold", MEMTABLE),
     },
     Knob {
         name: "l0_compaction_threshold",
@@ -139,7 +126,7 @@ const KNOBS: &[Knob<Native>] = &[
 ];
 
 fn code(n: &Native) -> String {
-    let v = |name: &str| n.options.get(name).map(|v| v.to_string()).unwrap_or_default();
+    let v = |name: &str| n.text(name);
     let compression = match v("compression").as_str() {
         "none" => "NoCompression",
         "zstd" => "ZstdCompression",
