@@ -74,7 +74,8 @@ fn overhead(strategy: Strategy, trials: usize) -> (usize, f64, f64) {
     let began = Instant::now();
     study::run(StudySettings {
         header,
-        prior: None,
+        resume: false,
+        worker: Default::default(),
         space,
         sampler,
         out_dir: dir.path().join("out"),

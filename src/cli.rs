@@ -83,6 +83,12 @@ pub enum Command {
     Explain(ExplainArgs),
     /// Work with a dataset: `kvtune dataset export NAME --format csv --out x.toml` writes it as trace files.
     Dataset(DatasetArgs),
+    /// Join a study as a worker: take its next trials and run them on this machine, until the study ends.
+    /// DIR is the study's folder on a file system every worker sees (NFS, say): `kvtune worker /shared/study`.
+    Worker(JoinArgs),
+    /// Start workers of a study on a cluster's scheduler: `kvtune launch slurm DIR --workers 8` submits an sbatch
+    /// array job; `kvtune launch k8s DIR --workers 8 --image IMG --claim PVC` writes a Kubernetes Indexed Job.
+    Launch(LaunchArgs),
     /// Run one trial in this process (kvtune starts this itself).
     #[command(hide = true)]
     TrialWorker(WorkerArgs),
@@ -211,8 +217,90 @@ pub struct TuneArgs {
     /// the report, where this machine cannot hold the larger budget.
     #[arg(long, value_name = "4x|S|off", default_value = "4x")]
     pub verify_scale: VerifyAt,
+    /// Workers on this machine, each running one trial at a time (the others are `kvtune worker` processes with
+    /// a work directory each, WORKDIR/worker-I). Trials side by side share the machine's cores, memory and disk, and
+    /// disturb each other's figures: more machines (`kvtune worker`, `kvtune launch`) measure better.
+    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "create_only")]
+    pub workers: usize,
+    /// Write the study to --out (its settings, after the scale is picked) and exit without running a trial:
+    /// workers on other machines run it (`kvtune worker DIR`, `kvtune launch slurm|k8s DIR`).
+    #[arg(long, requires = "out")]
+    pub create_only: bool,
     #[command(flatten)]
     pub common: Common,
+}
+
+/// Where a worker runs and how it tells a stopped worker.
+#[derive(Debug, Clone, Args)]
+pub struct WorkerSettingsArgs {
+    /// This worker's name in the journal and the reports, unique among the study's workers. Default: HOST:PID.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// A worker whose heartbeat (rewritten every 2 s in DIR/workers/) is older than this has stopped, and the
+    /// trial it had claimed is run again by another worker. The machines' clocks need not agree: the file
+    /// system's clock is used.
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub stale_after: TimeLimit,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct JoinArgs {
+    /// The study's folder (made by `kvtune tune --out DIR`, e.g. with --create-only).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub worker: WorkerSettingsArgs,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct LaunchArgs {
+    /// The scheduler: slurm (writes DIR/launch/slurm.sbatch and submits it with sbatch) or k8s (writes
+    /// DIR/launch/k8s-job.yaml for `kubectl apply -f`).
+    #[arg(value_enum)]
+    pub scheduler: Scheduler,
+    /// The study's folder, on a file system every node mounts at the same path.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Workers: Slurm array tasks, or Kubernetes pods (one per node).
+    #[arg(long, value_name = "N")]
+    pub workers: usize,
+    /// Slurm partition (sbatch --partition).
+    #[arg(long, value_name = "P")]
+    pub partition: Option<String>,
+    /// Wall-clock limit of each worker (sbatch --time, k8s activeDeadlineSeconds), e.g. 2h.
+    #[arg(long, value_name = "DURATION", default_value = "4h")]
+    pub time_limit: TimeLimit,
+    /// The kvtune binary the workers run, as the nodes see it. Default: this one's path (Slurm); `kvtune` in the
+    /// image (k8s).
+    #[arg(long, value_name = "PATH")]
+    pub kvtune: Option<PathBuf>,
+    /// Each worker's work directory for trial databases, on the node's own disk.
+    #[arg(long, value_name = "DIR", default_value = "/tmp/kvtune-work")]
+    pub workdir: PathBuf,
+    /// Container image with kvtune in it (k8s).
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// PersistentVolumeClaim (ReadWriteMany) holding the study's folder (k8s); mounted at DIR.
+    #[arg(long, value_name = "NAME")]
+    pub claim: Option<String>,
+    /// Write the job file but do not submit it (Slurm).
+    #[arg(long)]
+    pub no_submit: bool,
+    /// Let workers share a node (Slurm): without it each task has a node to itself (--exclusive), as measuring
+    /// needs; with it, a small cluster (or a test on one machine) runs several workers a node.
+    #[arg(long)]
+    pub share_nodes: bool,
+    /// Extra sbatch flags, passed as they are (repeatable), e.g. --sbatch=--account=perf.
+    #[arg(long, value_name = "FLAG", allow_hyphen_values = true)]
+    pub sbatch: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scheduler {
+    Slurm,
+    K8s,
 }
 
 /// Where `bench` and `compare` run: the workload, the budget and what changes the option sets.

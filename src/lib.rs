@@ -12,6 +12,7 @@ pub mod cli;
 pub mod commands;
 pub mod dataset;
 pub mod engine;
+pub mod launch;
 pub mod outcome;
 pub mod record;
 pub mod replay;

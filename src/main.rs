@@ -14,7 +14,9 @@ fn main() -> ExitCode {
         Some(Command::Dataset(args)) => commands::dataset(args),
         Some(Command::Report(args)) => commands::report(args),
         Some(Command::Explain(args)) => commands::explain(args),
-        Some(Command::TrialWorker(args)) => commands::worker(args),
+        Some(Command::Worker(args)) => commands::worker(args),
+        Some(Command::Launch(args)) => commands::launch(args),
+        Some(Command::TrialWorker(args)) => commands::trial_worker(args),
         None => commands::tune(cli.tune),
     };
     match result {

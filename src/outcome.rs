@@ -283,7 +283,35 @@ pub struct StudyOutcome {
     pub pareto: Vec<ParetoPoint>,
     /// Why the search ran far fewer trials than a study needs, if it did.
     pub search_cut_short: Option<String>,
+    /// Which worker and machine measured what.
+    pub machines: Machines,
     pub progress: Progress,
+}
+
+/// Which worker and machine measured what, and whether gains hold on each.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Machines {
+    pub workers: Vec<WorkerRuns>,
+    /// Per confirmed contender, its ratio to the defaults on each machine
+    /// (empty when one machine measured all).
+    pub ratios: Vec<MachineRatios>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerRuns {
+    pub name: String,
+    pub host: String,
+    /// Trials it ran (rejected candidates, never run, left out).
+    pub runs: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineRatios {
+    pub label: String,
+    /// (host, mean ratio to the defaults of the same rounds, rounds).
+    pub per_host: Vec<(String, f64, usize)>,
+    /// The ratios differ across machines by more than the study allows.
+    pub unstable: bool,
 }
 
 /// What racing against the incumbent did.

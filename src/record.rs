@@ -428,6 +428,12 @@ pub struct TrialRecord {
     #[serde(default)]
     pub budget: u64,
     pub measurement: Measurement,
+    /// The worker that ran it and its machine: a study shared by workers
+    /// on many machines says which measured what.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub worker: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub host: String,
 }
 
 impl TrialRecord {
@@ -446,6 +452,8 @@ impl TrialRecord {
             adjusted: vec![],
             budget: 0,
             measurement,
+            worker: String::new(),
+            host: String::new(),
         }
     }
 }

@@ -299,7 +299,17 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
     let crashed = dir.join("crashed");
     std::fs::create_dir_all(&crashed).unwrap();
     let journal = std::fs::read_to_string(finished.join("journal.jsonl")).unwrap();
-    let mut cut: String = journal.lines().take(5).map(|l| format!("{l}\n")).collect();
+    // The start, then everything up to the fourth trial (the claims before them too).
+    let mut trials_seen = 0;
+    let mut cut: String = journal
+        .lines()
+        .take_while(|l| {
+            let keep = trials_seen < 4;
+            trials_seen += usize::from(l.contains("\"event\":\"trial\""));
+            keep
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
     cut.push_str("{\"event\":\"tri");
     std::fs::write(crashed.join("journal.jsonl"), cut).unwrap();
 

@@ -7,8 +7,10 @@ mod dataset;
 mod datasets;
 mod engines;
 mod explain;
+mod launch;
 mod report;
 mod table;
+mod trial_worker;
 mod tune;
 mod worker;
 
@@ -22,8 +24,10 @@ pub use compare::compare;
 pub use dataset::dataset;
 pub use datasets::datasets;
 pub use explain::explain;
+pub use launch::launch;
 pub use report::report;
 pub use table::table;
+pub use trial_worker::trial_worker;
 pub use tune::tune;
 pub use worker::worker;
 

@@ -13,17 +13,19 @@ use crate::outcome::{Progress, StudyOutcome};
 use crate::report;
 use crate::space::Space;
 use crate::study::history::History;
-use crate::study::journal;
+use crate::study::{journal, workers};
 
 pub fn report(args: ReportArgs) -> anyhow::Result<()> {
     if args.json && !args.compare.is_empty() {
         bail!("--json prints one study's verdict; with --compare the side-by-side table is text (and versus.html)");
     }
     let (outcome, space) = read(&args.dir)?;
-    if let Some(pid) = journal::holder(&args.dir)? {
+    if let Some(beat) = workers::live(&args.dir, workers::STALE_AFTER).first() {
         bail!(
-            "the study in {} is running (kvtune pid {pid}), which rewrites its report.html as it goes: open that",
-            args.dir.display()
+            "the study in {} is running (kvtune pid {} on {}), which rewrites its report.html as it goes: open that",
+            args.dir.display(),
+            beat.pid,
+            beat.host
         );
     }
     report::write_reports(&args.dir, &outcome, &space)?;

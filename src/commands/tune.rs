@@ -13,8 +13,7 @@ use crate::outcome::{Baseline, StudyHeader};
 use crate::record::{Objective, TrialRecord};
 use crate::report::text;
 use crate::space::Space;
-use crate::study::journal;
-use crate::study::{self, StudySettings};
+use crate::study::{self, journal, workers, StudySettings, WorkerSettings};
 use crate::trial::{self, ChildRunner};
 
 pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
@@ -83,7 +82,23 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
         }),
         seed: args.common.seed,
     };
-    run_study(header, None, space, out_dir, engine, runner, args.common.json)
+    if args.create_only {
+        study::create(&out_dir, &header)?;
+        println!(
+            "kvtune: the study is in {dir}; run it with workers that see that folder: `kvtune worker {dir}` on each \
+             machine, or `kvtune launch slurm {dir} --workers N`, or `kvtune launch k8s {dir} --workers N ...`",
+            dir = out_dir.display()
+        );
+        return Ok(());
+    }
+    if args.workers > 1 {
+        study::create(&out_dir, &header)?;
+        let helpers: Vec<String> = (1..args.workers).map(|i| format!("worker-{i}")).collect();
+        let worker = WorkerSettings { name: "worker-0".into(), ..WorkerSettings::default() };
+        let joining = Joining { header, dir: out_dir, engine, space, prior: vec![] };
+        return joining.run(&args.common, worker, &helpers);
+    }
+    run_study(header, false, space, out_dir, engine, runner, args.common.json, WorkerSettings::default())
 }
 
 /// `out/DATASET-BUDGET-YYYYMMDD-HHMMSS` (UTC).
@@ -154,54 +169,161 @@ fn refuse_settings_on_resume(given: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Continues the study recorded in `dir`'s journal with the settings it began with.
+/// Continues the study recorded in `dir`'s journal with the settings it
+/// began with. A study that live workers are running is theirs: this
+/// machine joins it with `kvtune worker` instead.
 fn resume(dir: &Path, common: &Common) -> anyhow::Result<()> {
-    let recorded = journal::read_study(dir)?;
-    if recorded.finished {
+    if let Some(beat) = workers::live(dir, workers::STALE_AFTER).first() {
         bail!(
-            "the study in {} has finished already: its results are in {}/report.md",
+            "the study in {} is in use by another kvtune (pid {} on {}, worker {}): wait for it to end, or stop it, \
+             before resuming; to add this machine to it, run `kvtune worker {}`",
             dir.display(),
+            beat.pid,
+            beat.host,
+            beat.name,
             dir.display()
         );
     }
-    let header = &recorded.header;
-    if header.kvtune_version != env!("CARGO_PKG_VERSION") && !common.json {
-        eprintln!(
-            "warning: the study was started by kvtune {} and this is {}: a resumed sampler may not go on as the first one would",
-            header.kvtune_version,
-            env!("CARGO_PKG_VERSION")
-        );
-    }
-    let engine = engine::find(&header.engine)?;
-    engine.prepare()?;
-    let prior = recorded.trials.clone();
-    let space = Space::parse(&header.space_name, &header.space_text, &engine.param_names())?;
-    if !common.json {
-        eprintln!("kvtune: resuming the study in {} after {} recorded trials", dir.display(), prior.len());
-    }
-    // The trials go on as quiet as the study began.
-    let mut runner = runner(common)?;
-    runner.quiet = header.quiet.clone();
-    // The time limit comes from --trial-seconds, which a resume does not
-    // take; the study's own trials say what one takes here: a resumed trial
-    // gets ten times the longest per GiB of budget, if that is more.
-    if common.trial_timeout.is_none() {
-        let per_gib =
-            |t: &TrialRecord| t.measurement.wall_secs / (t.budget as f64 / (1u64 << 30) as f64).max(1.0);
-        let longest = prior.iter().map(per_gib).fold(0.0, f64::max);
-        runner.timeout = runner.timeout.max(std::time::Duration::from_secs_f64(10.0 * longest));
-    }
-    run_study(header.clone(), Some(prior), space, dir.to_path_buf(), engine, runner, common.json)
+    let study = Joining::read(dir, common, "resuming")?;
+    study.run(common, WorkerSettings::default(), &[])
 }
 
+/// A recorded study a process goes on with: a `--resume`, or a worker.
+pub(super) struct Joining {
+    header: StudyHeader,
+    dir: PathBuf,
+    engine: &'static dyn Engine,
+    space: Space,
+    prior: Vec<TrialRecord>,
+}
+
+impl Joining {
+    /// The study in `dir`, unless it has finished; `doing` says what this
+    /// process is doing with it, for the line it prints.
+    pub(super) fn read(dir: &Path, common: &Common, doing: &str) -> anyhow::Result<Self> {
+        let recorded = journal::read_study(dir)?;
+        if recorded.finished {
+            bail!(
+                "the study in {} has finished already: its results are in {}/report.md",
+                dir.display(),
+                dir.display()
+            );
+        }
+        let header = recorded.header;
+        if header.kvtune_version != env!("CARGO_PKG_VERSION") && !common.json {
+            eprintln!(
+                "warning: the study was started by kvtune {} and this is {}: a resumed sampler may not go on as the first one would",
+                header.kvtune_version,
+                env!("CARGO_PKG_VERSION")
+            );
+        }
+        let engine = engine::find(&header.engine)?;
+        engine.prepare()?;
+        let space = Space::parse(&header.space_name, &header.space_text, &engine.param_names())?;
+        if !common.json {
+            eprintln!(
+                "kvtune: {doing} the study in {} after {} recorded trials",
+                dir.display(),
+                recorded.trials.len()
+            );
+        }
+        Ok(Joining { header, dir: dir.to_path_buf(), engine, space, prior: recorded.trials })
+    }
+
+    /// Runs the study's trials here until it ends, with `helpers` more
+    /// workers on this machine.
+    pub(super) fn run(
+        self,
+        common: &Common,
+        worker: WorkerSettings,
+        helpers: &[String],
+    ) -> anyhow::Result<()> {
+        // Workers side by side each have a work directory of their own.
+        let own = match helpers.is_empty() {
+            true => common.clone(),
+            false => Common { workdir: common.workdir.join(&worker.name), ..common.clone() },
+        };
+        // The trials go on as quiet as the study began.
+        let mut runner = runner(&own)?;
+        runner.quiet = self.header.quiet.clone();
+        // The time limit comes from --trial-seconds, which a resume does not
+        // take; the study's own trials say what one takes here: a resumed trial
+        // gets ten times the longest per GiB of budget, if that is more.
+        if common.trial_timeout.is_none() {
+            let per_gib =
+                |t: &TrialRecord| t.measurement.wall_secs / (t.budget as f64 / (1u64 << 30) as f64).max(1.0);
+            let longest = self.prior.iter().map(per_gib).fold(0.0, f64::max);
+            runner.timeout = runner.timeout.max(std::time::Duration::from_secs_f64(10.0 * longest));
+        }
+        let helpers = Helpers::spawn(&self.dir, common, helpers)?;
+        let done =
+            run_study(self.header, true, self.space, self.dir, self.engine, runner, common.json, worker);
+        helpers.wait(done.is_ok())?;
+        done
+    }
+}
+
+/// Other workers of the study on this machine (`--workers N`), each a
+/// `kvtune worker` process with its own work directory, its output in
+/// DIR/workers/NAME.log.
+struct Helpers(Vec<(String, std::process::Child)>);
+
+impl Helpers {
+    fn spawn(dir: &Path, common: &Common, names: &[String]) -> anyhow::Result<Self> {
+        let mut children = vec![];
+        for name in names {
+            let log_path = dir.join("workers").join(format!("{name}.log"));
+            std::fs::create_dir_all(dir.join("workers"))?;
+            let log = std::fs::File::create(&log_path)
+                .with_context(|| format!("making the worker's log {}", log_path.display()))?;
+            let mut command = std::process::Command::new(std::env::current_exe()?);
+            command
+                .arg("worker")
+                .arg(dir)
+                .args(["--name", name])
+                .arg("--workdir")
+                .arg(common.workdir.join(name))
+                .args(["--seed", &common.seed.to_string()])
+                .stdout(log.try_clone()?)
+                .stderr(log);
+            if let Some(t) = common.trial_timeout {
+                command.args(["--trial-timeout", &t.to_string()]);
+            }
+            let child = command.spawn().context("starting a worker of the study")?;
+            children.push((name.clone(), child));
+        }
+        Ok(Helpers(children))
+    }
+
+    /// Waits for the helpers to see the study end; if this worker failed,
+    /// stops them first (Ctrl-C reaches them by itself).
+    fn wait(self, ok: bool) -> anyhow::Result<()> {
+        for (name, mut child) in self.0 {
+            if !ok {
+                // SAFETY: SIGINT to a child this process started: it stops its trial cleanly.
+                unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+            }
+            let status = child.wait()?;
+            if ok && !status.success() {
+                eprintln!(
+                    "warning: worker {name} ended with {status}: see its log in the study's workers/ folder"
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn run_study(
     header: StudyHeader,
-    prior: Option<Vec<TrialRecord>>,
+    resume: bool,
     space: Space,
     out_dir: PathBuf,
     engine: &dyn Engine,
     runner: ChildRunner,
     json: bool,
+    worker: WorkerSettings,
 ) -> anyhow::Result<()> {
     if !json {
         let search = match header.time_budget_secs {
@@ -224,7 +346,7 @@ fn run_study(
     let sampler = header.strategy.sampler(&space, header.trials, header.seed, &header.objectives[0]);
     let outcome = study::run(StudySettings {
         header: header.clone(),
-        prior,
+        resume,
         space,
         sampler,
         out_dir: out_dir.clone(),
@@ -232,6 +354,7 @@ fn run_study(
         runner: &runner,
         scratch: runner.workdir.clone(),
         show_progress: !json,
+        worker,
     })
     .map_err(|e| match e.downcast_ref::<trial::Interrupted>() {
         Some(_) => e.context(format!(

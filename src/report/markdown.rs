@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::text::{budget_used, headline, holds, num, ops, p_value, pct, resolution, versus_baseline};
 use crate::budget::ByteSize;
-use crate::outcome::{Progress, StudyOutcome, Transfer, Verdict};
+use crate::outcome::{Machines, Progress, StudyOutcome, Transfer, Verdict};
 use crate::record::{Measurement, Objective, Stage, TrialRecord};
 
 pub fn report(outcome: &StudyOutcome) -> String {
@@ -40,8 +40,44 @@ pub fn report(outcome: &StudyOutcome) -> String {
     if let Some(v) = &outcome.verdict {
         confirmation(&mut md, v);
     }
+    machines(&mut md, &outcome.machines);
     trials(&mut md, outcome);
     md
+}
+
+/// With more than one worker: who ran how many trials where, and each
+/// contender's gain on each machine, flagged where the machines disagree.
+fn machines(md: &mut String, m: &Machines) {
+    if m.workers.len() < 2 {
+        return;
+    }
+    md.push_str(
+        "## Workers
+
+The study was shared by workers; each confirmation round and racing pair ran on one, so \
+        its ratios are measured on one machine.\n\n| worker | machine | trials |\n|---|---|---|\n",
+    );
+    for w in &m.workers {
+        let _ = writeln!(md, "| {} | {} | {} |", w.name, w.host, w.runs);
+    }
+    if m.ratios.is_empty() {
+        md.push('\n');
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "\nEach contender over the defaults of the same rounds, per machine (mean of the rounds' ratios); flagged \
+         where the machines differ by more than {:.0}%, a gain that may not carry to other machines.\n\n\
+         | contender | per machine | |\n|---|---|---|",
+        crate::study::machines::UNSTABLE_SPREAD * 100.0
+    );
+    for r in &m.ratios {
+        let cells: Vec<String> =
+            r.per_host.iter().map(|(host, ratio, n)| format!("{host}: {ratio:.3}x ({n} rounds)")).collect();
+        let flag = if r.unstable { "**differs across machines**" } else { "" };
+        let _ = writeln!(md, "| {} | {} | {flag} |", r.label, cells.join(", "));
+    }
+    md.push('\n');
 }
 
 /// For a study not finished: that it is not, and the best single run so

@@ -29,13 +29,16 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
         .with_context(|| format!("writing {}", path.display()))
 }
 
-/// `trials.csv` kept current as trials come: a trial whose columns are the
-/// ones already written is appended; otherwise (the first write, a new
-/// parameter) the file is rewritten whole. Appending keeps a long study's
-/// cost per trial flat; a row torn by a crash is rewritten on resume.
+/// `trials.csv` kept current as trials come: the trials new since the last
+/// write are appended when the columns are the ones written and the file is
+/// as this writer left it; otherwise (the first write, a new parameter,
+/// another worker of the study wrote it since) the file is rewritten whole.
+/// Appending keeps a long study's cost per trial flat; a row torn by a
+/// crash is rewritten on resume.
 #[derive(Default)]
 pub struct TrialsCsv {
-    written: Option<csv::Columns>,
+    /// The columns, the trials and the file's length at the last write.
+    written: Option<(csv::Columns, usize, u64)>,
 }
 
 impl TrialsCsv {
@@ -47,19 +50,23 @@ impl TrialsCsv {
         trials: &[TrialRecord],
     ) -> anyhow::Result<()> {
         let columns = csv::Columns::of(space, phases, trials);
-        match (&self.written, trials.last()) {
-            (Some(written), Some(last)) if *written == columns => {
-                let row = csv::rows_csv(&columns, std::slice::from_ref(last), false)?;
-                let path = dir.join("trials.csv");
+        let path = dir.join("trials.csv");
+        let on_disk = std::fs::metadata(&path).map(|m| m.len()).ok();
+        match &self.written {
+            Some((written, rows, len))
+                if *written == columns && Some(*len) == on_disk && *rows <= trials.len() =>
+            {
+                let new = csv::rows_csv(&columns, &trials[*rows..], false)?;
                 std::fs::OpenOptions::new()
                     .append(true)
                     .open(&path)
-                    .and_then(|mut file| file.write_all(&row))
+                    .and_then(|mut file| file.write_all(&new))
                     .with_context(|| format!("writing {}", path.display()))?;
             }
             _ => write(dir, "trials.csv", &csv::rows_csv(&columns, trials, true)?)?,
         }
-        self.written = Some(columns);
+        let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        self.written = Some((columns, trials.len(), len));
         Ok(())
     }
 }

@@ -171,12 +171,16 @@ pub fn answer(outcome: &StudyOutcome, out_dir: &Path) -> String {
         outcome.transfer.as_ref().map(|t| format!("At scale {} (one run each): {}.", t.scale, holds(t)));
     let cut_short =
         outcome.search_cut_short.as_ref().map(|note| format!("The search was cut short: {note}."));
+    let unstable = outcome.machines.ratios.iter().filter(|r| r.unstable).map(|r| {
+        format!("{}'s gain differs across the machines that measured it (see report.md, Workers).", r.label)
+    });
     for line in [resolution(v), versus_baseline(v, header)]
         .into_iter()
         .flatten()
         .chain(left_out)
         .chain(larger)
         .chain(cut_short)
+        .chain(unstable)
     {
         // Markdown's bold means nothing on a terminal.
         let _ = writeln!(out, "  {}", line.replace("**", ""));

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::{racing, transfer, verdict, STARVED_SEARCH_TRIALS};
+use super::{machines, racing, transfer, verdict, STARVED_SEARCH_TRIALS};
 use crate::engine::Engine;
 use crate::outcome::{OptionRow, ParetoPoint, Progress, StudyHeader, StudyOutcome, Transfer, Verdict};
 use crate::record::{Stage, TrialRecord};
@@ -47,9 +47,13 @@ impl History<'_> {
         (verdict, checked)
     }
 
-    /// Seconds the study's trials took so far.
+    /// Seconds of the study's clock spent so far: the trials' seconds,
+    /// shared among the workers that ran them side by side (`--time` is
+    /// the wall-clock time of the whole study).
     pub fn spent(&self) -> f64 {
-        self.trials.iter().map(|t| t.measurement.wall_secs).sum()
+        let workers: std::collections::BTreeSet<&str> =
+            self.trials.iter().map(|t| t.worker.as_str()).collect();
+        self.trials.iter().map(|t| t.measurement.wall_secs).sum::<f64>() / workers.len().max(1) as f64
     }
 
     /// A typical search trial's seconds and the seconds the confirmation and
@@ -188,6 +192,7 @@ impl History<'_> {
             racing: racing::summarize(self.trials, &self.header.objectives[0]),
             pareto: self.pareto(),
             search_cut_short: self.time_starved(),
+            machines: machines::machines(self.trials, &self.header.objectives[0]),
             progress,
         })
     }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use super::task::Claim;
 use crate::outcome::StudyHeader;
 use crate::record::TrialRecord;
 
@@ -20,6 +21,10 @@ pub enum Entry {
     /// A trial the machine failed (its work directory filled up): the
     /// study stopped there, and a resume runs the trial again.
     Stopped(Box<TrialRecord>),
+    /// A worker took a task; its runs are recorded as `trial` entries under
+    /// the numbers it names. A later claim of the same task (its worker
+    /// stopped heart-beating) takes it over.
+    Claimed(Box<Claim>),
     /// The study ended (`recommended` is `None` when no trial succeeded).
     Finished {
         recommended: Option<String>,
@@ -62,97 +67,92 @@ pub fn read_study(dir: &Path) -> anyhow::Result<Recorded> {
     })
 }
 
+/// A study's journal, shared by every worker of the study: each reads and
+/// appends only under the folder's lock ([`Journal::lock`]), held for the
+/// moments a worker decides what to run or records what ran, never while a
+/// trial runs.
 pub struct Journal {
     path: PathBuf,
+    dir: PathBuf,
+}
+
+/// The file a study folder's lock is taken on.
+const LOCK_FILE: &str = ".kvtune.lock";
+
+/// The journal as read under the folder's lock; appends go through it, and
+/// the lock goes when it is dropped.
+pub struct Locked {
+    pub entries: Vec<Entry>,
+    path: PathBuf,
     file: File,
-    /// The study folder's lock, held while the journal is open.
     _lock: File,
 }
 
-/// The file a study folder's lock is taken on; it holds the holder's pid.
-const LOCK_FILE: &str = ".kvtune.lock";
-
-/// Takes the exclusive lock on study folder `dir`, or says who holds it. The
-/// kernel lets the lock go when its holder ends, however it ends, so a
-/// crashed study never leaves its folder locked.
-fn lock_folder(dir: &Path) -> anyhow::Result<File> {
-    match try_lock(dir)? {
-        Ok(file) => Ok(file),
-        Err(holder) => anyhow::bail!(
-            "the study in {} is in use by another kvtune (pid {holder}): wait for it to end, or stop it, before resuming",
-            dir.display()
-        ),
-    }
-}
-
-/// The pid of the kvtune holding study folder `dir`, if one does.
-pub fn holder(dir: &Path) -> anyhow::Result<Option<String>> {
-    Ok(try_lock(dir)?.err())
-}
-
-/// The lock on `dir` (holding this pid), or the holder's pid if another
-/// process has it.
-fn try_lock(dir: &Path) -> anyhow::Result<Result<File, String>> {
-    let path = dir.join(LOCK_FILE);
-    let mut file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(&path)
-        .with_context(|| format!("opening the study folder's lock {}", path.display()))?;
-    // SAFETY: flock on a descriptor this function owns.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        let error = std::io::Error::last_os_error();
-        if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
-            return Err(error).with_context(|| format!("locking the study folder ({})", path.display()));
-        }
-        return Ok(Err(std::fs::read_to_string(&path).unwrap_or_default().trim().to_string()));
-    }
-    file.set_len(0)?;
-    write!(file, "{}", std::process::id())?;
-    Ok(Ok(file))
-}
-
 impl Journal {
-    /// Opens a journal to append to, under the study folder's lock, first
-    /// cutting off whatever follows its last complete entry (a line torn by
-    /// a crash mid-write), so what is appended next starts on a line of its
-    /// own and `read` agrees with it. A new journal's folder is synced, so
-    /// the file survives a crash right after it was made.
-    pub fn create(path: &Path) -> anyhow::Result<Self> {
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let lock = lock_folder(dir)?;
-        let existed = path.exists();
-        if existed {
-            let (_, valid) = scan(path)?;
-            OpenOptions::new().write(true).open(path)?.set_len(valid)?;
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .with_context(|| format!("opening the journal {}", path.display()))?;
-        if !existed {
-            File::open(dir)
+    /// The journal at `path`, made (and its folder synced, so it survives a
+    /// crash right after) if it does not exist yet.
+    pub fn open(path: &Path) -> anyhow::Result<Self> {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
+        if !path.exists() {
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("making the journal {}", path.display()))?;
+            File::open(&dir)
                 .and_then(|d| d.sync_all())
                 .with_context(|| format!("syncing the study folder {}", dir.display()))?;
         }
-        Ok(Journal { path: path.to_path_buf(), file, _lock: lock })
+        Ok(Journal { path: path.to_path_buf(), dir })
     }
 
+    /// Waits for the folder's lock, then reads the journal, first cutting off
+    /// whatever follows its last complete entry (a line torn by a crash
+    /// mid-write), so what is appended next starts on a line of its own and
+    /// `read` agrees with it. The lock is `flock`, which the kernel lets go
+    /// when its holder ends however it ends (and NFS serves as a lock on the
+    /// whole file), so a crashed worker never leaves the study locked.
+    pub fn lock(&self) -> anyhow::Result<Locked> {
+        let lock_path = self.dir.join(LOCK_FILE);
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .with_context(|| format!("opening the study folder's lock {}", lock_path.display()))?;
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(std::io::Error::last_os_error())
+                .with_context(|| format!("locking the study folder ({})", lock_path.display()));
+        }
+        let (entries, valid) = scan(&self.path)?;
+        let file = OpenOptions::new()
+            .append(true)
+            .open(&self.path)
+            .with_context(|| format!("opening the journal {}", self.path.display()))?;
+        if file.metadata()?.len() > valid {
+            file.set_len(valid)?;
+        }
+        Ok(Locked { entries, path: self.path.clone(), file, _lock: lock })
+    }
+
+    /// Every complete entry of a journal file, in order.
+    pub fn read(path: &Path) -> anyhow::Result<Vec<Entry>> {
+        Ok(scan(path)?.0)
+    }
+}
+
+impl Locked {
+    /// Appends `entry`, synced to disk before it returns.
     pub fn append(&mut self, entry: &Entry) -> anyhow::Result<()> {
         let mut line = serde_json::to_vec(entry)?;
         line.push(b'\n');
         self.file
             .write_all(&line)
             .and_then(|_| self.file.sync_data())
-            .with_context(|| format!("writing the journal {}", self.path.display()))
-    }
-
-    /// Every complete entry of a journal file, in order.
-    pub fn read(path: &Path) -> anyhow::Result<Vec<Entry>> {
-        Ok(scan(path)?.0)
+            .with_context(|| format!("writing the journal {}", self.path.display()))?;
+        self.entries.push(entry.clone());
+        Ok(())
     }
 }
 
@@ -188,14 +188,16 @@ mod tests {
         Entry::Finished { recommended: Some(label.into()), beats_defaults: false }
     }
 
+    fn append(path: &Path, entry: &Entry) {
+        Journal::open(path).unwrap().lock().unwrap().append(entry).unwrap();
+    }
+
     #[test]
     fn a_torn_tail_is_dropped_and_appending_goes_on_cleanly() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("journal.jsonl");
-        let mut journal = Journal::create(&path).unwrap();
-        journal.append(&finished("a")).unwrap();
-        journal.append(&finished("b")).unwrap();
-        drop(journal);
+        append(&path, &finished("a"));
+        append(&path, &finished("b"));
         // A crash mid-write leaves half a line, with or without a full entry.
         for torn in
             ["{\"event\":\"fin", "{\"event\":\"finished\",\"recommended\":\"x\",\"beats_defaults\":false}"]
@@ -204,26 +206,38 @@ mod tests {
             bytes.extend_from_slice(torn.as_bytes());
             std::fs::write(&path, bytes).unwrap();
             assert_eq!(Journal::read(&path).unwrap().len(), 2, "{torn}");
-            Journal::create(&path).unwrap();
+            assert_eq!(Journal::open(&path).unwrap().lock().unwrap().entries.len(), 2, "{torn}");
             assert_eq!(Journal::read(&path).unwrap().len(), 2, "{torn}");
         }
-        Journal::create(&path).unwrap().append(&finished("c")).unwrap();
+        append(&path, &finished("c"));
         assert_eq!(Journal::read(&path).unwrap(), vec![finished("a"), finished("b"), finished("c")]);
     }
 
     #[test]
-    fn a_study_folder_is_held_by_one_journal_at_a_time_and_names_its_holder() {
+    fn writers_take_turns_under_the_lock_and_see_each_others_entries() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("journal.jsonl");
-        let mut first = Journal::create(&path).unwrap();
-        first.append(&finished("a")).unwrap();
-        let refused = Journal::create(&path).err().expect("a second holder is refused").to_string();
-        assert!(refused.contains(&format!("pid {}", std::process::id())), "{refused}");
-        // The refused opener touched nothing.
-        assert_eq!(Journal::read(&path).unwrap(), vec![finished("a")]);
-        drop(first);
-        Journal::create(&path).unwrap().append(&finished("b")).unwrap();
-        assert_eq!(Journal::read(&path).unwrap(), vec![finished("a"), finished("b")]);
+        let threads: Vec<_> = (0..4)
+            .map(|i| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let journal = Journal::open(&path).unwrap();
+                    for j in 0..25 {
+                        let mut locked = journal.lock().unwrap();
+                        let seen = locked.entries.len();
+                        locked.append(&finished(&format!("{i}-{j}-{seen}"))).unwrap();
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        let entries = Journal::read(&path).unwrap();
+        assert_eq!(entries.len(), 100);
+        // Each writer saw every entry before its own: none was lost or torn.
+        for (n, entry) in entries.iter().enumerate() {
+            let Entry::Finished { recommended: Some(label), .. } = entry else { panic!() };
+            assert!(label.ends_with(&format!("-{n}")), "entry {n} is {label}");
+        }
     }
 
     #[test]

@@ -2,14 +2,25 @@
 //! and recorded in the journal; then confirmation rounds of the best few and
 //! the defaults, interleaved, and the verdict. Outputs are rewritten as the
 //! study goes, so a crash leaves them current.
+//!
+//! A study is run by one or more workers sharing its folder (`kvtune tune`
+//! is one; `kvtune worker DIR` joins from any machine that sees DIR). Each
+//! worker, under the journal's lock, reads what was recorded and claimed,
+//! asks [`plan`] what runs next, claims it and lets the lock go; it runs
+//! the task on its own machine and records each run under the lock again.
 
 pub mod compare;
 pub mod history;
 pub mod journal;
+pub mod machines;
+pub mod plan;
 pub mod racing;
+pub mod task;
 mod transfer;
 pub mod verdict;
+pub mod workers;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -21,21 +32,24 @@ use crate::engine::Engine;
 use crate::outcome::{Progress, StudyHeader, StudyOutcome, BASELINE_ORIGIN};
 use crate::record::{Objective, Stage, Status, TrialRecord};
 use crate::report;
-use crate::scale::Scale;
 use crate::search::Sampler;
 use crate::space::{Candidate, Space};
 use crate::trial::{self, Request, TrialRunner};
 use history::History;
-use journal::{Entry, Journal};
+use journal::{Entry, Journal, Locked};
+use plan::{Board, Plan};
+use task::{Claim, PlannedRun};
+use workers::Heartbeat;
 
 /// Everything a study needs besides its header.
 pub struct StudySettings<'a> {
     pub header: StudyHeader,
-    /// Trials a resumed study already recorded; `None` for a new study.
-    pub prior: Option<Vec<TrialRecord>>,
+    /// Whether the study's folder holds it already: a resumed study, or a
+    /// worker joining one.
+    pub resume: bool,
     pub space: Space,
-    /// The search strategy's sampler, fresh: a resumed study replays the
-    /// journal's asks and tells into it.
+    /// The search strategy's sampler, fresh: it is replayed over the
+    /// journal's asks and tells before it proposes anything.
     pub sampler: Box<dyn Sampler>,
     pub out_dir: PathBuf,
     pub engine: &'a dyn Engine,
@@ -43,6 +57,23 @@ pub struct StudySettings<'a> {
     /// Where the engine may make scratch files (for its options file).
     pub scratch: PathBuf,
     pub show_progress: bool,
+    pub worker: WorkerSettings,
+}
+
+/// Who this worker is and when it takes another's work over.
+#[derive(Debug, Clone)]
+pub struct WorkerSettings {
+    /// Unique among the study's workers: `host:pid` unless given.
+    pub name: String,
+    /// A worker whose heartbeat is older than this has stopped, and its
+    /// claimed task is run again by another.
+    pub stale_after: Duration,
+}
+
+impl Default for WorkerSettings {
+    fn default() -> Self {
+        WorkerSettings { name: workers::default_name(), stale_after: workers::STALE_AFTER }
+    }
 }
 
 /// Trials whose candidate the memory model rejects are recorded but do not
@@ -56,21 +87,30 @@ const STARVED_SEARCH_TRIALS: usize = 5;
 /// Shortest time between rewrites of the running study's `report.html`.
 const LIVE_REPORT_EVERY: Duration = Duration::from_secs(10);
 
+/// How often a worker waiting for others looks at the journal again.
+const POLL_EVERY: Duration = Duration::from_millis(500);
+
 /// A search trial still running after this many times the defaults' wall
 /// time is stopped and recorded as pruned: it cannot be among the best.
 pub const PRUNE_FACTOR: f64 = 3.0;
 
 pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
-    let StudySettings { header, prior, space, sampler, out_dir, engine, runner, scratch, show_progress } =
-        settings;
-    let resuming = prior.is_some();
-    if !resuming {
-        create_out_dir(&out_dir)?;
+    let StudySettings {
+        header,
+        resume,
+        space,
+        sampler,
+        out_dir,
+        engine,
+        runner,
+        scratch,
+        show_progress,
+        worker,
+    } = settings;
+    if !resume {
+        create(&out_dir, &header)?;
     }
-    let mut journal = Journal::create(&out_dir.join("journal.jsonl"))?;
-    if !resuming {
-        journal.append(&Entry::Started(Box::new(header.clone())))?;
-    }
+    let journal = Journal::open(&out_dir.join("journal.jsonl"))?;
     let phase_names = header.dataset.workload(header.scaled_budget()).phase_names();
     // With a time limit the number of search trials is not known up front,
     // so the bar counts seconds of the limit instead of trials.
@@ -85,36 +125,49 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
         engine,
         runner,
         journal,
+        heartbeat: Heartbeat::start(&out_dir, &worker.name)?,
+        stale_after: worker.stale_after,
+        host: workers::host(),
         out_dir: out_dir.clone(),
+        scratch,
         phase_names,
         defaults: engine.defaults(header.full_budget),
-        trials: prior.unwrap_or_default(),
+        trials: vec![],
+        claims: vec![],
+        held: BTreeSet::new(),
+        sampler,
+        replayed: 0,
+        exhausted: false,
         progress: progress_bar(show_progress, length, unit),
         show_progress,
         live_report_at: None,
         trials_csv: report::TrialsCsv::default(),
     };
-    let done = study.trials.iter().filter(|t| t.measurement.ran()).count();
-    study.progress.set_position(done as u64);
     study.show_time_spent();
-    if let Err(stopped) = study.stages(sampler) {
-        // The report shows every trial the stopped study recorded; the
-        // error that stopped it is what the user must see, so a report that
-        // cannot be written (a full disk, say) is only a warning.
-        if let Err(why) = study.write_live_report(Progress::Stopped) {
-            eprintln!("warning: report.html was not rewritten: {why:#}");
+    match study.work() {
+        Ok(outcome) => {
+            study.progress.finish_and_clear();
+            Ok(outcome)
         }
-        return Err(stopped);
+        Err(stopped) => {
+            // The report shows every trial the stopped study recorded; the
+            // error that stopped it is what the user must see, so a report
+            // that cannot be written (a full disk, say) is only a warning.
+            if let Err(why) = study.write_live_report(Progress::Stopped) {
+                eprintln!("warning: report.html was not rewritten: {why:#}");
+            }
+            Err(stopped)
+        }
     }
-    study.progress.finish_and_clear();
-    let history = study.history();
-    let outcome = history.outcome(history.judge(), Progress::Finished, &scratch)?;
-    report::write_study(&out_dir, &outcome, &space)?;
-    // Finished goes last: a crash before it leaves a study that resumes.
-    let recommended = outcome.verdict.as_ref().map(|v| v.recommended().label.clone());
-    let beats_defaults = outcome.verdict.as_ref().is_some_and(|v| v.beats_defaults);
-    study.journal.append(&Entry::Finished { recommended, beats_defaults })?;
-    Ok(outcome)
+}
+
+/// Makes a study's folder and starts its journal with `header`: workers
+/// (this process, or others that see the folder) then run it.
+pub fn create(out_dir: &Path, header: &StudyHeader) -> anyhow::Result<()> {
+    create_out_dir(out_dir)?;
+    let journal = Journal::open(&out_dir.join("journal.jsonl"))?;
+    let mut locked = journal.lock()?;
+    locked.append(&Entry::Started(Box::new(header.clone())))
 }
 
 /// Makes the output folder; one that already holds files is refused, so two
@@ -143,26 +196,30 @@ fn progress_bar(show: bool, len: usize, unit: &str) -> ProgressBar {
     bar
 }
 
-/// A candidate entered in the study under a label.
-#[derive(Debug, Clone)]
-struct Entrant {
-    label: String,
-    candidate: Candidate,
-    is_default: bool,
-    /// Where it came from (a seed, the design, the model; a race).
-    origin: String,
-}
-
 struct Running<'a> {
     header: &'a StudyHeader,
     space: &'a Space,
     engine: &'a dyn Engine,
     runner: &'a dyn TrialRunner,
     journal: Journal,
+    heartbeat: Heartbeat,
+    stale_after: Duration,
+    host: String,
     out_dir: PathBuf,
+    scratch: PathBuf,
     phase_names: Vec<String>,
     defaults: Candidate,
+    /// The journal's trials, in the order they were recorded.
     trials: Vec<TrialRecord>,
+    /// The latest claim of each task, in the order tasks were first claimed.
+    claims: Vec<Claim>,
+    /// The tasks this worker claimed and is running.
+    held: BTreeSet<String>,
+    sampler: Box<dyn Sampler>,
+    /// Journal entries the sampler has been replayed over.
+    replayed: usize,
+    /// The sampler said it has nothing left to propose.
+    exhausted: bool,
     progress: ProgressBar,
     show_progress: bool,
     /// When `report.html` was last rewritten.
@@ -181,141 +238,237 @@ impl Running<'_> {
         &self.header.objectives[0]
     }
 
-    /// The search: proposals run one by one, each raced against the
-    /// incumbent if it comes within reach, until the trials, the time or the
-    /// sampler run out. A resumed study picks up where the journal ends.
-    fn search(&mut self, mut sampler: Box<dyn Sampler>) -> anyhow::Result<()> {
-        if self.trials.iter().any(|t| t.stage == Stage::Confirm) {
-            return Ok(()); // the search had ended before the interruption
-        }
-        self.replay_sampler(sampler.as_mut());
-        if let Some(last) = self.trials.iter().rev().find(|t| t.stage == Stage::Search).cloned() {
-            self.race(&last)?; // a race an interruption cut short
-        }
-        self.search_loop(sampler)?;
-        if let Some(note) = self.history().time_starved() {
-            self.say(format!("kvtune: {note}"));
-        }
-        Ok(())
-    }
-
-    /// A resumed study replays its sampler over the recorded trials with the
-    /// asks and tells a live run made (the defaults run without an ask;
-    /// racing runs are seen in the history, not told), so it goes on
-    /// exactly as an uninterrupted one would.
-    fn replay_sampler(&self, sampler: &mut dyn Sampler) {
-        for (i, t) in self.trials.iter().enumerate().filter(|(_, t)| t.stage == Stage::Search) {
-            if !t.is_default {
-                let _ = sampler.ask(self.space, &self.trials[..i]);
+    /// Takes tasks until the study ends, by this worker's hand or another's.
+    fn work(&mut self) -> anyhow::Result<StudyOutcome> {
+        loop {
+            let mut locked = self.journal.lock()?;
+            self.sync(&locked.entries)?;
+            if locked.entries.iter().any(|e| matches!(e, Entry::Finished { .. })) {
+                drop(locked);
+                let history = self.history();
+                return history.outcome(history.judge(), Progress::Finished, &self.scratch);
             }
-            sampler.tell(t);
-        }
-    }
-
-    fn search_loop(&mut self, mut sampler: Box<dyn Sampler>) -> anyhow::Result<()> {
-        let header = self.header;
-        let search: Vec<&TrialRecord> = self.trials.iter().filter(|t| t.stage == Stage::Search).collect();
-        let mut ran = search.iter().filter(|t| t.measurement.ran()).count();
-        let mut rejected_in_a_row = search.iter().rev().take_while(|t| !t.measurement.ran()).count();
-        while ran < header.trials
-            && rejected_in_a_row < MAX_REJECTIONS_IN_A_ROW
-            && !self.history().out_of_time()
-        {
-            let defaults_tried = self.trials.iter().any(|t| t.is_default);
-            let (candidate, is_default, origin) = if !defaults_tried {
-                (self.defaults.clone(), true, "defaults".to_string())
-            } else {
-                match sampler.ask(self.space, &self.trials) {
-                    Some(p) => (self.engine.complete(&p.candidate, header.full_budget), false, p.origin),
-                    None => break,
+            let plan = self.board(&|claim| self.holds(claim)).next();
+            match plan {
+                Plan::Run { task, runs } => {
+                    let claim = self.claim(&mut locked, task, runs, false)?;
+                    drop(locked);
+                    self.execute(&claim)?;
                 }
-            };
-            let label = if is_default { "defaults".to_string() } else { format!("#{}", self.trials.len()) };
-            let limit = self.prune_limit();
-            let entrant = Entrant { label, candidate, is_default, origin };
-            let record = self.trial(Stage::Search, &entrant, None, limit)?;
-            if !record.measurement.ran() {
-                rejected_in_a_row += 1;
-            } else {
-                rejected_in_a_row = 0;
-                ran += 1;
+                Plan::Ask => {
+                    let history = self.history_at(&locked.entries);
+                    let Some(proposal) = self.sampler.ask(self.space, &history) else {
+                        self.exhausted = true;
+                        continue;
+                    };
+                    let candidate = self.engine.complete(&proposal.candidate, self.header.full_budget);
+                    let Plan::Run { task, runs } =
+                        self.board(&|claim| self.holds(claim)).search_task(candidate, false, proposal.origin)
+                    else {
+                        unreachable!("a search task is a run")
+                    };
+                    let claim = self.claim(&mut locked, task, runs, true)?;
+                    drop(locked);
+                    self.execute(&claim)?;
+                }
+                Plan::Wait => {
+                    drop(locked);
+                    self.progress.set_message("waiting for other workers' trials");
+                    std::thread::sleep(POLL_EVERY);
+                }
+                Plan::Finish => return self.finish(&mut locked),
             }
-            sampler.tell(&record);
-            self.race(&record)?;
+        }
+    }
+
+    /// The planner's view of the journal as last read.
+    fn board<'b>(&'b self, held: &'b dyn Fn(&Claim) -> bool) -> Board<'b> {
+        Board {
+            history: self.history(),
+            claims: self.claims.iter().collect(),
+            held,
+            defaults: &self.defaults,
+            exhausted: self.exhausted,
+        }
+    }
+
+    /// Whether `claim`'s worker still holds it: this worker if it claimed
+    /// it in this run (a claim under its name from an earlier run, stopped,
+    /// is held by no one), another if its heartbeat lives.
+    fn holds(&self, claim: &Claim) -> bool {
+        match claim.worker == self.heartbeat.name {
+            true => self.held.contains(&claim.task),
+            false => workers::alive(&self.out_dir, &claim.worker, self.stale_after).is_some(),
+        }
+    }
+
+    /// Catches up with the journal: its trials and claims, the sampler
+    /// replayed over the asks and tells it has not seen (so it proposes
+    /// what any worker's sampler would), and the trials new to this worker
+    /// logged and written out.
+    fn sync(&mut self, entries: &[Entry]) -> anyhow::Result<()> {
+        for i in self.replayed..entries.len() {
+            match &entries[i] {
+                Entry::Claimed(claim) if claim.asked => {
+                    let history = self.history_at(&entries[..i]);
+                    let _ = self.sampler.ask(self.space, &history);
+                }
+                Entry::Trial(t) if t.stage == Stage::Search => self.sampler.tell(t),
+                _ => {}
+            }
+        }
+        self.replayed = entries.len();
+        self.claims = latest_claims(entries);
+        let trials = journal::trials(entries);
+        let new: Vec<TrialRecord> = trials[self.trials.len()..].iter().map(|t| (*t).clone()).collect();
+        for record in &new {
+            self.log(record);
+            self.trials.push(record.clone());
+            self.advance(record);
+        }
+        if !new.is_empty() {
+            self.trials_csv.update(&self.out_dir, self.space, &self.phase_names, &self.trials)?;
+            self.write_live_report(Progress::Running)?;
         }
         Ok(())
     }
 
-    /// Races `challenger` against the incumbent if its single run came
-    /// within reach: pairs of runs, each pair in a random order, until the
-    /// race is decided (see [`racing`]).
-    fn race(&mut self, challenger: &TrialRecord) -> anyhow::Result<()> {
-        let objective = self.objective().clone();
-        if !self.header.racing || challenger.is_default || !challenger.measurement.ok() {
-            return Ok(());
-        }
-        let before: Vec<TrialRecord> = self
-            .trials
+    /// The history a sampler asked with at the end of `entries`: the
+    /// trials recorded, and each search trial under way on another worker
+    /// as if it had scored the median so far (a constant liar), so that
+    /// workers asking side by side are sent apart.
+    fn history_at(&self, entries: &[Entry]) -> Vec<TrialRecord> {
+        let mut history: Vec<TrialRecord> = journal::trials(entries).into_iter().cloned().collect();
+        let recorded: BTreeSet<usize> = history.iter().map(|t| t.number).collect();
+        let objective = self.objective();
+        let mut scored: Vec<(f64, &TrialRecord)> = history
             .iter()
-            .filter(|t| t.number < challenger.number || t.stage == Stage::Search)
-            .cloned()
+            .filter(|t| t.stage == Stage::Search)
+            .filter_map(|t| Some((objective.score(&t.measurement)?, t)))
             .collect();
-        let Some(incumbent) = racing::incumbent(&before, &objective).filter(|i| *i != challenger.label)
-        else {
-            return Ok(());
+        scored.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let Some(lie) = scored.get(scored.len() / 2).map(|(_, t)| t.measurement.clone()) else {
+            return history;
         };
-        let (Some(mine), Some(theirs)) = (
-            objective.score(&challenger.measurement),
-            racing::mean_score(&self.trials, &incumbent, &objective),
-        ) else {
-            return Ok(());
-        };
-        if mine < theirs - racing::WITHIN_REACH {
-            return Ok(());
+        let pending: Vec<TrialRecord> = latest_claims(entries)
+            .iter()
+            .filter(|c| c.task.starts_with("search:"))
+            .flat_map(|c| c.runs.iter())
+            .filter(|r| !recorded.contains(&r.number))
+            .map(|r| TrialRecord {
+                label: r.entrant.label.clone(),
+                is_default: r.entrant.is_default,
+                ..TrialRecord::replayed(r.number, r.entrant.candidate.clone(), lie.clone())
+            })
+            .collect();
+        history.extend(pending);
+        history
+    }
+
+    /// Appends this worker's claim of `task`.
+    fn claim(
+        &mut self,
+        locked: &mut Locked,
+        task: String,
+        runs: Vec<PlannedRun>,
+        asked: bool,
+    ) -> anyhow::Result<Claim> {
+        if task == "confirm:0" {
+            if let Some(note) = self.history().time_starved() {
+                self.say(format!("kvtune: {note}"));
+            }
         }
-        let entrants = [self.entrant(&challenger.label), self.entrant(&incumbent)];
-        let origin = racing::origin(&challenger.label);
-        while racing::decide(&racing::pairs(&self.trials, &challenger.label, &objective))
-            == racing::Outcome::Running
-        {
-            if self.history().out_of_time() {
+        let claim = Claim { task, worker: self.heartbeat.name.clone(), runs, asked };
+        locked.append(&Entry::Claimed(Box::new(claim.clone())))?;
+        // This worker asked for it itself: the replay must not ask again.
+        self.replayed = locked.entries.len();
+        self.claims = latest_claims(&locked.entries);
+        self.held.insert(claim.task.clone());
+        Ok(claim)
+    }
+
+    /// Runs a claimed task's runs back to back, skipping those a stopped
+    /// worker had recorded already, and records each as it ends; stops if
+    /// another worker took the task over meanwhile (this one was thought
+    /// gone: its results would be counted twice).
+    fn execute(&mut self, claim: &Claim) -> anyhow::Result<()> {
+        for run in &claim.runs {
+            if self.trials.iter().any(|t| t.number == run.number) {
+                continue;
+            }
+            let prune_after = if run.stage == Stage::Search { self.prune_limit() } else { None };
+            let record = self.run(run, prune_after)?;
+            let mut locked = self.journal.lock()?;
+            self.sync(&locked.entries)?;
+            let mine = self.claims.iter().any(|c| c.task == claim.task && c.worker == claim.worker);
+            if !mine {
+                self.say(format!(
+                    "kvtune: {} was taken over by another worker while this one ran it (its heartbeat was late); this run is not recorded",
+                    claim.task
+                ));
                 break;
             }
-            let round = racing::pairs(&self.trials, &challenger.label, &objective).len();
-            let seed = self.header.seed ^ (challenger.number as u64).wrapping_mul(0x9E37);
-            for (_, index) in trial::rounds(2, 1, seed ^ round as u64) {
-                let entrant = Entrant { origin: origin.clone(), ..entrants[index].clone() };
-                // A pair already half run before an interruption keeps its half.
-                let done = self.trials.iter().any(|t| {
-                    t.stage == Stage::Race
-                        && t.origin == origin
-                        && t.round == Some(round)
-                        && t.label == entrant.label
-                });
-                if !done {
-                    self.trial(Stage::Race, &entrant, Some(round), None)?;
-                }
+            if record.measurement.reason.as_deref().is_some_and(|r| r.starts_with(trial::DISK_FULL)) {
+                self.log(&record);
+                locked.append(&Entry::Stopped(Box::new(record.clone())))?;
+                return Err(self.disk_full(&record));
             }
-            if racing::pairs(&self.trials, &challenger.label, &objective).len() <= round {
-                break; // a run of the pair failed: the race cannot go on
-            }
+            locked.append(&Entry::Trial(Box::new(record)))?;
+            self.sync(&locked.entries)?;
         }
+        self.held.remove(&claim.task);
         Ok(())
     }
 
-    /// The entrant a search trial's label stands for.
-    fn entrant(&self, label: &str) -> Entrant {
-        let t = self
-            .trials
-            .iter()
-            .find(|t| t.stage == Stage::Search && t.label == label)
-            .expect("a search trial");
-        Entrant {
-            label: t.label.clone(),
-            candidate: t.candidate.clone(),
-            is_default: t.is_default,
-            origin: t.origin.clone(),
-        }
+    /// Not the candidate's failure but the machine's: the journal keeps it
+    /// as the study's stop, and a resume runs the trial again.
+    fn disk_full(&self, record: &TrialRecord) -> anyhow::Error {
+        let data = self.header.dataset.workload(record.budget).shape().user_bytes;
+        anyhow::anyhow!(
+            "the work directory ran out of space, so the study stopped at trial {} ({}): a trial at this scale \
+             needs about {} free (twice its {} of data); free space there or give --workdir on a larger disk, then \
+             continue with `kvtune --resume {}`, which runs that trial again",
+            record.number,
+            record.label,
+            ByteSize(trial::disk_needed(data)),
+            ByteSize(data),
+            self.out_dir.display()
+        )
+    }
+
+    /// Runs (or rejects) one planned run on this machine.
+    fn run(&mut self, run: &PlannedRun, prune_after: Option<Duration>) -> anyhow::Result<TrialRecord> {
+        let entrant = &run.entrant;
+        self.progress.set_message(format!("running {}{}", entrant.label, self.best_message()));
+        let request = Request {
+            engine: self.engine,
+            candidate: &entrant.candidate,
+            dataset: &self.header.dataset,
+            budget: run.budget,
+            seed: self.header.seed,
+        };
+        // The engine as shipped is the reference users quote: measured even
+        // where the memory model predicts it will not fit (the cgroup says).
+        let label = run.number.to_string();
+        let ran = match entrant.origin == BASELINE_ORIGIN {
+            true => trial::attempt_ungated(self.runner, &request, &label)?,
+            false => trial::attempt(self.runner, &request, &label, prune_after)?,
+        };
+        Ok(TrialRecord {
+            number: run.number,
+            stage: run.stage,
+            label: entrant.label.clone(),
+            is_default: entrant.is_default,
+            origin: entrant.origin.clone(),
+            round: run.round,
+            candidate: ran.candidate,
+            options: ran.options,
+            adjusted: ran.adjusted,
+            budget: run.budget,
+            measurement: ran.measurement,
+            worker: self.heartbeat.name.clone(),
+            host: self.host.clone(),
+        })
     }
 
     /// PRUNE_FACTOR times the defaults' wall time, once they have run.
@@ -326,147 +479,17 @@ impl Running<'_> {
             .map(|t| Duration::from_secs_f64(t.measurement.wall_secs * PRUNE_FACTOR))
     }
 
-    /// The best few search candidates, then the defaults: the incumbent
-    /// racing crowned first, then the others by their mean over every search
-    /// and racing run, leaving out those that lost a race.
-    fn pick_contenders(&self) -> Vec<Entrant> {
-        let objective = self.objective();
-        let incumbent = racing::incumbent(&self.trials, objective);
-        let lost = |label: &str| {
-            racing::decide(&racing::pairs(&self.trials, label, objective)) == racing::Outcome::Worse
-        };
-        let mut ranked: Vec<(f64, &TrialRecord)> = self
-            .trials
-            .iter()
-            .filter(|t| t.stage == Stage::Search && t.measurement.ok() && !t.is_default && !lost(&t.label))
-            .filter_map(|t| {
-                let crowned = incumbent.as_deref() == Some(t.label.as_str());
-                let mean = racing::mean_score(&self.trials, &t.label, objective)?;
-                Some((if crowned { f64::INFINITY } else { mean }, t))
-            })
-            .collect();
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let mut picked: Vec<Entrant> =
-            ranked.into_iter().take(self.header.confirm_top).map(|(_, t)| self.entrant(&t.label)).collect();
-        picked.push(Entrant {
-            label: "defaults".into(),
-            candidate: self.defaults.clone(),
-            is_default: true,
-            origin: "defaults".into(),
-        });
-        picked
-    }
-
-    /// Rounds in which every contender and the defaults run once, in an
-    /// order drawn afresh each round (seeded), so drift and order effects hit
-    /// all alike and each contender pairs with the defaults of its round.
-    fn confirm(&mut self, contenders: &[Entrant]) -> anyhow::Result<()> {
-        let schedule = trial::rounds(contenders.len(), self.header.confirm_repeats, self.header.seed);
-        // A resumed study skips the runs it already has.
-        let done = self.trials.iter().filter(|t| t.stage == Stage::Confirm).count();
-        self.progress.set_length(self.progress.position() + schedule.len().saturating_sub(done) as u64);
-        for &(round, index) in schedule.iter().skip(done) {
-            self.trial(Stage::Confirm, &contenders[index], Some(round), None)?;
-        }
-        Ok(())
-    }
-
-    /// Each contender once more at the larger `scale`, in a seeded random
-    /// order: does the ranking found at the study's scale hold?
-    fn verify(&mut self, contenders: &[Entrant], scale: Scale) -> anyhow::Result<()> {
-        let done = self.trials.iter().filter(|t| t.stage == Stage::Verify).count();
-        let schedule = trial::rounds(contenders.len(), 1, self.header.seed ^ 0x5CA1E);
-        let budget = scale.apply(self.header.full_budget);
-        for &(_, index) in schedule.iter().skip(done) {
-            self.run(Stage::Verify, &contenders[index], None, budget, None)?;
-        }
-        Ok(())
-    }
-
-    /// Runs (or rejects) one candidate at the study's scale and records it everywhere.
-    fn trial(
-        &mut self,
-        stage: Stage,
-        entrant: &Entrant,
-        round: Option<usize>,
-        prune_after: Option<Duration>,
-    ) -> anyhow::Result<TrialRecord> {
-        self.run(stage, entrant, round, self.header.scaled_budget(), prune_after)
-    }
-
-    /// Runs (or rejects) one candidate at `budget` and records it everywhere.
-    fn run(
-        &mut self,
-        stage: Stage,
-        entrant: &Entrant,
-        round: Option<usize>,
-        budget: u64,
-        prune_after: Option<Duration>,
-    ) -> anyhow::Result<TrialRecord> {
-        self.progress.set_message(format!("running {}{}", entrant.label, self.best_message()));
-        let number = self.trials.len();
-        let request = Request {
-            engine: self.engine,
-            candidate: &entrant.candidate,
-            dataset: &self.header.dataset,
-            budget,
-            seed: self.header.seed,
-        };
-        // The engine as shipped is the reference users quote: measured even
-        // where the memory model predicts it will not fit (the cgroup says).
-        let ran = match entrant.origin == BASELINE_ORIGIN {
-            true => trial::attempt_ungated(self.runner, &request, &number.to_string())?,
-            false => trial::attempt(self.runner, &request, &number.to_string(), prune_after)?,
-        };
-        let record = TrialRecord {
-            number,
-            stage,
-            label: entrant.label.clone(),
-            is_default: entrant.is_default,
-            origin: entrant.origin.clone(),
-            round,
-            candidate: ran.candidate,
-            options: ran.options,
-            adjusted: ran.adjusted,
-            budget,
-            measurement: ran.measurement,
-        };
-        if record.measurement.reason.as_deref().is_some_and(|r| r.starts_with(trial::DISK_FULL)) {
-            // Not the candidate's failure but the machine's: the journal
-            // keeps it as the study's stop, and a resume runs the trial again.
-            self.log(&record);
-            self.journal.append(&Entry::Stopped(Box::new(record.clone())))?;
-            let data = self.header.dataset.workload(budget).shape().user_bytes;
-            anyhow::bail!(
-                "the work directory ran out of space, so the study stopped at trial {} ({}): a trial at this scale \
-                 needs about {} free (twice its {} of data); free space there or give --workdir on a larger disk, then \
-                 continue with `kvtune --resume {}`, which runs that trial again",
-                record.number,
-                record.label,
-                ByteSize(trial::disk_needed(data)),
-                ByteSize(data),
-                self.out_dir.display()
-            );
-        }
-        self.record(&record)?;
-        Ok(record)
-    }
-
-    /// The search, the confirmation of its best and the larger-scale check.
-    fn stages(&mut self, sampler: Box<dyn Sampler>) -> anyhow::Result<()> {
-        self.search(sampler)?;
-        let contenders = self.pick_contenders();
-        let baseline = self.header.baseline.iter().map(|b| Entrant {
-            label: b.label.clone(),
-            candidate: b.candidate.clone(),
-            is_default: false,
-            origin: BASELINE_ORIGIN.into(),
-        });
-        self.confirm(&contenders.iter().cloned().chain(baseline).collect::<Vec<_>>())?;
-        if let (Some(scale), (Some(_), _)) = (self.header.verify_scale, self.history().judge()) {
-            self.verify(&contenders, scale)?;
-        }
-        Ok(())
+    /// Writes the study's outputs and closes its journal.
+    fn finish(&mut self, locked: &mut Locked) -> anyhow::Result<StudyOutcome> {
+        self.progress.finish_and_clear();
+        let history = self.history();
+        let outcome = history.outcome(history.judge(), Progress::Finished, &self.scratch)?;
+        report::write_study(&self.out_dir, &outcome, self.space)?;
+        // Finished goes last: a crash before it leaves a study that resumes.
+        let recommended = outcome.verdict.as_ref().map(|v| v.recommended().label.clone());
+        let beats_defaults = outcome.verdict.as_ref().is_some_and(|v| v.beats_defaults);
+        locked.append(&Entry::Finished { recommended, beats_defaults })?;
+        Ok(outcome)
     }
 
     /// Rewrites `report.html` of a study that has not finished: while it
@@ -483,16 +506,6 @@ impl Running<'_> {
         // file and needs no scratch space.
         let live = self.history().outcome((None, None), progress, &self.out_dir)?;
         report::write_live(&self.out_dir, &live, self.space)
-    }
-
-    /// Logs a finished trial, appends it to the journal and rewrites the CSV.
-    fn record(&mut self, record: &TrialRecord) -> anyhow::Result<()> {
-        self.log(record);
-        self.journal.append(&Entry::Trial(Box::new(record.clone())))?;
-        self.trials.push(record.clone());
-        self.advance(record);
-        self.trials_csv.update(&self.out_dir, self.space, &self.phase_names, &self.trials)?;
-        self.write_live_report(Progress::Running)
     }
 
     /// Moves the bar: under a time limit it counts the seconds spent of the
@@ -544,7 +557,11 @@ impl Running<'_> {
                 m.reason.as_deref().unwrap_or("")
             ),
         };
-        self.say(line);
+        // Another worker's trial says whose it was.
+        match t.worker != self.heartbeat.name && !t.worker.is_empty() {
+            true => self.say(format!("{line}  [{}]", t.worker)),
+            false => self.say(line),
+        }
     }
 
     /// A line above the progress bar (or on stderr without one).
@@ -555,6 +572,20 @@ impl Running<'_> {
             (false, _) => {}
         }
     }
+}
+
+/// The latest claim of each task, in the order the tasks were first claimed.
+fn latest_claims(entries: &[Entry]) -> Vec<Claim> {
+    let mut claims: Vec<Claim> = vec![];
+    for entry in entries {
+        if let Entry::Claimed(claim) = entry {
+            match claims.iter_mut().find(|c| c.task == claim.task) {
+                Some(earlier) => *earlier = (**claim).clone(),
+                None => claims.push((**claim).clone()),
+            }
+        }
+    }
+    claims
 }
 
 #[cfg(test)]

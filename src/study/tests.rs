@@ -89,7 +89,7 @@ impl Run {
     ) -> anyhow::Result<StudyOutcome> {
         run(StudySettings {
             header,
-            prior,
+            resume: prior.is_some(),
             space: space(),
             sampler,
             out_dir: self.out(),
@@ -97,6 +97,7 @@ impl Run {
             runner,
             scratch: self.dir.path().join("scratch"),
             show_progress: false,
+            worker: WorkerSettings::default(),
         })
     }
 
@@ -587,4 +588,148 @@ fn a_latency_objective_is_minimised_and_its_gain_is_the_drop() {
     assert!((v.recommended().paired.unwrap().change.point - (100.0 / 60.0 - 1.0)).abs() < 1e-9);
     let report = std::fs::read_to_string(run.out().join("report.md")).unwrap();
     assert!(report.contains("60.00 us") && report.contains("40.0% lower than the defaults"), "{report}");
+}
+
+/// A scripted runner that takes a little wall time, so workers in threads
+/// side by side interleave.
+struct Slow(ScriptedRunner);
+
+impl TrialRunner for Slow {
+    fn run(
+        &self,
+        spec: &crate::trial::TrialSpec,
+        label: &str,
+        prune_after: Option<Duration>,
+    ) -> anyhow::Result<Measurement> {
+        std::thread::sleep(Duration::from_millis(15));
+        self.0.run(spec, label, prune_after)
+    }
+}
+
+/// Runs the study in `out` as worker `name` (a new study when `create`).
+fn work(out: PathBuf, header: StudyHeader, name: &str, create: bool) -> anyhow::Result<StudyOutcome> {
+    let sampler = random(&header);
+    let runner = Slow(ScriptedRunner::new(by_bloom));
+    run(StudySettings {
+        header,
+        resume: !create,
+        space: space(),
+        sampler,
+        out_dir: out.clone(),
+        engine: &RocksDb,
+        runner: &runner,
+        scratch: out.with_extension(name),
+        show_progress: false,
+        worker: WorkerSettings { name: name.into(), stale_after: Duration::from_secs(60) },
+    })
+}
+
+#[test]
+fn workers_sharing_a_study_record_every_trial_once_and_keep_pairs_on_one_worker() {
+    let run = Run::new();
+    let mut header = header(12, 2, 4);
+    header.racing = true;
+    create(&run.out(), &header).unwrap();
+    let workers: Vec<_> = ["w1", "w2", "w3"]
+        .into_iter()
+        .map(|name| {
+            let (out, header) = (run.out(), header.clone());
+            std::thread::spawn(move || work(out, header, name, false).map(|o| o.verdict.is_some()))
+        })
+        .collect();
+    for worker in workers {
+        assert!(worker.join().unwrap().unwrap(), "each worker ends with the study's verdict");
+    }
+    let entries = Journal::read(&run.out().join("journal.jsonl")).unwrap();
+    let trials = run.journal_trials();
+    // Every claimed run recorded once, under its number; nothing else.
+    let claimed: Vec<usize> = entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Claimed(c) => Some(c.runs.iter().map(|r| r.number).collect::<Vec<_>>()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let mut numbers: Vec<usize> = trials.iter().map(|t| t.number).collect();
+    numbers.sort();
+    let mut claimed_sorted = claimed.clone();
+    claimed_sorted.sort();
+    assert_eq!(numbers, claimed_sorted, "each claimed run recorded exactly once");
+    assert_eq!(numbers, (0..numbers.len()).collect::<Vec<_>>());
+    // The search ran its 12 trials, each candidate once, spread over the workers.
+    let search: Vec<&TrialRecord> = trials.iter().filter(|t| t.stage == Stage::Search).collect();
+    assert_eq!(search.len(), 12);
+    let candidates: std::collections::BTreeSet<String> =
+        search.iter().map(|t| serde_json::to_string(&t.candidate).unwrap()).collect();
+    assert_eq!(candidates.len(), 12, "no candidate proposed twice");
+    let by: std::collections::BTreeSet<&str> = search.iter().map(|t| t.worker.as_str()).collect();
+    assert!(by.len() >= 2, "the search was shared: {by:?}");
+    // A confirmation round, and a racing pair, ran on one worker.
+    for stage in [Stage::Confirm, Stage::Race] {
+        let mut rounds =
+            std::collections::BTreeMap::<(String, usize), std::collections::BTreeSet<&str>>::new();
+        for t in trials.iter().filter(|t| t.stage == stage) {
+            rounds.entry((t.origin.clone(), t.round.unwrap())).or_default().insert(&t.worker);
+        }
+        assert!(rounds.values().all(|w| w.len() == 1), "{stage}: {rounds:?}");
+    }
+    assert_eq!(trials.iter().filter(|t| t.stage == Stage::Confirm).count(), 4 * 3);
+    assert_eq!(entries.iter().filter(|e| matches!(e, Entry::Finished { .. })).count(), 1);
+    assert!(run.out().join("report.md").exists() && run.out().join("preset.toml").exists());
+    assert_eq!(csv::Reader::from_path(run.out().join("trials.csv")).unwrap().records().count(), trials.len());
+}
+
+#[test]
+fn a_task_claimed_by_a_worker_that_stopped_is_run_again_by_another_under_its_numbers() {
+    let run = Run::new();
+    let header = header(4, 1, 2);
+    // A worker ran the defaults and #1, claimed #2 and stopped (no heartbeat).
+    let scripted = ScriptedRunner::new(by_bloom);
+    let stopped = run.study(header.clone(), None, random(&header), &StopAt { inner: &scripted, at: 3 });
+    assert!(stopped.unwrap_err().downcast_ref::<Interrupted>().is_some());
+    let entries = Journal::read(&run.out().join("journal.jsonl")).unwrap();
+    let Some(Entry::Claimed(orphan)) = entries.last() else { panic!("{entries:?}") };
+    assert_eq!((orphan.task.as_str(), orphan.runs[0].number), ("search:#2", 2));
+
+    let outcome = work(run.out(), header, "other", false).unwrap();
+    let taken: Vec<&TrialRecord> = outcome.trials.iter().filter(|t| t.label == "#2").collect();
+    assert_eq!(taken.len(), 1, "run once");
+    assert_eq!((taken[0].number, taken[0].worker.as_str()), (2, "other"));
+    assert_eq!(taken[0].candidate, orphan.runs[0].entrant.candidate, "the claimed candidate, not a new ask");
+    let entries = Journal::read(&run.out().join("journal.jsonl")).unwrap();
+    let claims_of_2 =
+        entries.iter().filter(|e| matches!(e, Entry::Claimed(c) if c.task == "search:#2")).count();
+    assert_eq!(claims_of_2, 2, "claimed, then taken over");
+}
+
+#[test]
+fn a_worker_with_a_live_heartbeat_keeps_its_claim() {
+    let run = Run::new();
+    let header = header(3, 1, 2);
+    let scripted = ScriptedRunner::new(by_bloom);
+    let _ = run.study(header.clone(), None, random(&header), &StopAt { inner: &scripted, at: 2 });
+    // The claim of #1 is rewritten as a live worker's, whose heartbeat beats.
+    let path = run.out().join("journal.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let name = WorkerSettings::default().name;
+    std::fs::write(&path, text.replace(&format!("\"worker\":\"{name}\""), "\"worker\":\"busy\"")).unwrap();
+    let _beat = workers::Heartbeat::start(&run.out(), "busy").unwrap();
+    let journal = Journal::open(&path).unwrap();
+    let locked = journal.lock().unwrap();
+    let trials: Vec<TrialRecord> = journal::trials(&locked.entries).into_iter().cloned().collect();
+    let claims = latest_claims(&locked.entries);
+    let defaults = RocksDb.defaults(BUDGET);
+    let space = space();
+    let history = History { header: &header, trials: &trials, space: &space, engine: &RocksDb };
+    let alive = |c: &Claim| workers::alive(&run.out(), &c.worker, Duration::from_secs(60)).is_some();
+    let board = Board {
+        history,
+        claims: claims.iter().collect(),
+        held: &alive,
+        defaults: &defaults,
+        exhausted: false,
+    };
+    // Another worker does not take #1 over: it asks for a new candidate.
+    assert_eq!(board.next(), Plan::Ask);
 }
