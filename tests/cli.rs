@@ -1,46 +1,16 @@
 //! End-to-end tests: the kvtune binary against real RocksDB on small budgets.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use kvtune::engine::{rocksdb::RocksDb, Engine};
 use kvtune::record::{Stage, Status, TrialRecord};
 use kvtune::report::Preset;
 use kvtune::study::journal::{self, Entry, Journal};
 
-/// A budget small enough for a test, at scale 1.
-const SMALL: [&str; 6] = ["--budget", "64M", "--dataset", "spork", "--scale", "1"];
+mod common;
 
-/// `SMALL` followed by `rest`.
-fn small(rest: &[&str]) -> Vec<String> {
-    SMALL.iter().chain(rest).map(|s| s.to_string()).collect()
-}
-
-fn kvtune_with(args: &[String]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kvtune")).args(args).output().expect("kvtune runs")
-}
-
-/// kvtune started in the background, its stderr kept for `wait_with_output`.
-fn spawn(args: &[String]) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_kvtune"))
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kvtune starts")
-}
-
-fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
-
-fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-}
-
-fn path_arg(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
-}
+use common::*;
 
 #[test]
 fn tune_writes_every_output_and_cleans_up() {
@@ -249,23 +219,6 @@ fn the_html_report_renders(html: &Path) {
         colours.len()
     );
     assert!(inked > 0.02 && colours.len() > 20, "a blank or broken page: {}", shot.display());
-}
-
-/// The Python the checks below run (KVTUNE_PYTHON, default `python3`) if
-/// it has `modules`; without them the check is skipped, unless
-/// KVTUNE_REQUIRE_PYTHON is set (CI sets it, with a Python that has them).
-fn python_with(modules: &str) -> Option<String> {
-    let python = std::env::var("KVTUNE_PYTHON").unwrap_or_else(|_| "python3".into());
-    let has = Command::new(&python).args(["-c", &format!("import {modules}")]).output();
-    if has.is_ok_and(|o| o.status.success()) {
-        return Some(python);
-    }
-    assert!(
-        std::env::var_os("KVTUNE_REQUIRE_PYTHON").is_none(),
-        "KVTUNE_REQUIRE_PYTHON: {python} lacks {modules}"
-    );
-    eprintln!("skipped: {python} lacks {modules}");
-    None
 }
 
 /// README's Python example (`examples/load_options.py`: rocksdict, a
@@ -785,6 +738,21 @@ fn every_bad_input_names_itself_and_what_would_do() {
         (["--resume", &journal].map(String::from).to_vec(), &["journal.jsonl line 2"]),
         (["explain", &not_a_preset].map(String::from).to_vec(), &["preset.toml is not valid"]),
         (["datasets", "nosuch"].map(String::from).to_vec(), &["unknown dataset `nosuch`", "ycsb-a"]),
+        (tune(&["--workers", "0"]), &["--workers 0", "at least 1"]),
+        (
+            ["worker", "/no/such/study"].map(String::from).to_vec(),
+            &["/no/such/study holds no kvtune study", "--out"],
+        ),
+        (
+            ["launch", "slurm", "/no/such/study", "--workers", "2"].map(String::from).to_vec(),
+            &["/no/such/study holds no study", "--create-only"],
+        ),
+        (["launch", "k8s", "/no/such", "--workers", "0"].map(String::from).to_vec(), &["--workers 0"]),
+        (
+            ["launch", "nomad", "/no/such", "--workers", "2"].map(String::from).to_vec(),
+            &["'nomad'", "slurm, k8s"],
+        ),
+        (tune(&["--create-only"]), &["--out"]),
     ];
     for (args, expected) in &cases {
         fails_with_args(args, expected);

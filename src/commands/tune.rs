@@ -134,6 +134,9 @@ fn check_study_size(args: &TuneArgs) -> anyhow::Result<()> {
     if args.trials == Some(0) {
         bail!("--trials 0: give at least 1 (the first trial is the engine's defaults)");
     }
+    if args.workers == 0 {
+        bail!("--workers 0: give at least 1 (this process is the first worker)");
+    }
     if args.confirm_repeats == 0 {
         bail!("--confirm-repeats 0: give at least 1 (3 or more for the paired test to resolve anything)");
     }
@@ -201,7 +204,13 @@ impl Joining {
     /// The study in `dir`, unless it has finished; `doing` says what this
     /// process is doing with it, for the line it prints.
     pub(super) fn read(dir: &Path, common: &Common, doing: &str) -> anyhow::Result<Self> {
-        let recorded = journal::read_study(dir)?;
+        let recorded = journal::read_study(dir).with_context(|| {
+            format!(
+                "{} holds no kvtune study: give the folder a study was made in (`kvtune ... --out DIR`, with \
+                 --create-only for workers to run it)",
+                dir.display()
+            )
+        })?;
         if recorded.finished {
             bail!(
                 "the study in {} has finished already: its results are in {}/report.md",

@@ -378,7 +378,8 @@ impl Running<'_> {
                 self.say(format!("kvtune: {note}"));
             }
         }
-        let claim = Claim { task, worker: self.heartbeat.name.clone(), runs, asked };
+        let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let claim = Claim { task, worker: self.heartbeat.name.clone(), runs, asked, at: at.as_secs_f64() };
         locked.append(&Entry::Claimed(Box::new(claim.clone())))?;
         // This worker asked for it itself: the replay must not ask again.
         self.replayed = locked.entries.len();

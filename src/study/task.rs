@@ -45,4 +45,8 @@ pub struct Claim {
     /// sampler asks again here, so every worker's sampler stays the same).
     #[serde(default)]
     pub asked: bool,
+    /// When it was claimed: seconds since the Unix epoch on the claiming
+    /// worker's clock (for timelines; nothing is decided by it).
+    #[serde(default)]
+    pub at: f64,
 }
