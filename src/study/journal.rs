@@ -2,7 +2,7 @@
 //! after every entry, so a crash loses at most the trial that was running.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -82,7 +82,11 @@ const LOCK_FILE: &str = ".kvtune.lock";
 /// The journal as read under the folder's lock; appends go through it, and
 /// the lock goes when it is dropped.
 pub struct Locked {
+    /// The entries read (those after `from`, with [`Journal::lock_from`]),
+    /// and those appended since.
     pub entries: Vec<Entry>,
+    /// The byte after the last complete entry.
+    pub end: u64,
     path: PathBuf,
     file: File,
     _lock: File,
@@ -113,6 +117,13 @@ impl Journal {
     /// when its holder ends however it ends (and NFS serves as a lock on the
     /// whole file), so a crashed worker never leaves the study locked.
     pub fn lock(&self) -> anyhow::Result<Locked> {
+        self.lock_from(0, 0)
+    }
+
+    /// [`Journal::lock`], reading only what follows byte `from`, the end of
+    /// the `before`-th entry (a worker reads on from where it stopped: a
+    /// long study's journal is not parsed whole at every turn).
+    pub fn lock_from(&self, from: u64, before: usize) -> anyhow::Result<Locked> {
         let lock_path = self.dir.join(LOCK_FILE);
         let lock = OpenOptions::new()
             .create(true)
@@ -125,20 +136,34 @@ impl Journal {
             return Err(std::io::Error::last_os_error())
                 .with_context(|| format!("locking the study folder ({})", lock_path.display()));
         }
-        let (entries, valid) = scan(&self.path)?;
-        let file = OpenOptions::new()
+        let mut file = OpenOptions::new()
+            .read(true)
             .append(true)
             .open(&self.path)
             .with_context(|| format!("opening the journal {}", self.path.display()))?;
-        if file.metadata()?.len() > valid {
-            file.set_len(valid)?;
+        let len = file.metadata()?.len();
+        if len < from {
+            anyhow::bail!(
+                "the journal {} is shorter than when it was last read: it was changed by hand",
+                self.path.display()
+            );
         }
-        Ok(Locked { entries, path: self.path.clone(), file, _lock: lock })
+        let mut bytes = Vec::with_capacity((len - from) as usize);
+        file.seek(SeekFrom::Start(from))?;
+        file.read_to_end(&mut bytes)
+            .with_context(|| format!("reading the journal {}", self.path.display()))?;
+        let (entries, valid) = scan(&bytes, &self.path, before)?;
+        let end = from + valid;
+        if len > end {
+            file.set_len(end)?;
+        }
+        Ok(Locked { entries, end, path: self.path.clone(), file, _lock: lock })
     }
 
     /// Every complete entry of a journal file, in order.
     pub fn read(path: &Path) -> anyhow::Result<Vec<Entry>> {
-        Ok(scan(path)?.0)
+        let bytes = std::fs::read(path).with_context(|| format!("reading the journal {}", path.display()))?;
+        Ok(scan(&bytes, path, 0)?.0)
     }
 }
 
@@ -151,16 +176,17 @@ impl Locked {
             .write_all(&line)
             .and_then(|_| self.file.sync_data())
             .with_context(|| format!("writing the journal {}", self.path.display()))?;
+        self.end += line.len() as u64;
         self.entries.push(entry.clone());
         Ok(())
     }
 }
 
-/// The entries of a journal and the length in bytes of the part that holds
-/// them. Only the last line may be unreadable (torn by a crash); a bad line
-/// before it is corruption and an error naming the line.
-fn scan(path: &Path) -> anyhow::Result<(Vec<Entry>, u64)> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading the journal {}", path.display()))?;
+/// The entries in `bytes` (of the journal at `path`, after its `before`-th
+/// entry) and the length of the part that holds them. Only the last line may
+/// be unreadable (torn by a crash); a bad line before it is corruption and an
+/// error naming the line.
+fn scan(bytes: &[u8], path: &Path, before: usize) -> anyhow::Result<(Vec<Entry>, u64)> {
     let mut entries = Vec::new();
     let mut valid = 0usize;
     let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
@@ -173,7 +199,7 @@ fn scan(path: &Path) -> anyhow::Result<(Vec<Entry>, u64)> {
             }
             // Only a last line without its newline can be torn by a crash.
             _ if i + 1 == lines.len() && !complete => break,
-            Err(e) => anyhow::bail!("journal {} line {}: {e}", path.display(), i + 1),
+            Err(e) => anyhow::bail!("journal {} line {}: {e}", path.display(), before + i + 1),
             Ok(_) => unreachable!("only the last line can lack its newline"),
         }
     }

@@ -20,7 +20,7 @@ mod transfer;
 pub mod verdict;
 pub mod workers;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -132,11 +132,16 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
         scratch,
         phase_names,
         defaults: engine.defaults(header.full_budget),
+        read_to: 0,
+        entries_read: 0,
         trials: vec![],
+        recorded: BTreeSet::new(),
+        written_trials: 0,
+        rivals: BTreeMap::new(),
         claims: vec![],
+        finished: false,
         held: BTreeSet::new(),
         sampler,
-        replayed: 0,
         exhausted: false,
         progress: progress_bar(show_progress, length, unit),
         show_progress,
@@ -209,15 +214,24 @@ struct Running<'a> {
     scratch: PathBuf,
     phase_names: Vec<String>,
     defaults: Candidate,
+    /// Where this worker stopped reading the journal: the byte, the entries.
+    read_to: u64,
+    entries_read: usize,
     /// The journal's trials, in the order they were recorded.
     trials: Vec<TrialRecord>,
+    /// Their numbers.
+    recorded: BTreeSet<usize>,
+    /// Trials `write_new_trials` wrote out.
+    written_trials: usize,
+    /// Each search trial's rival for a race (see [`racing::first_rival`]).
+    rivals: BTreeMap<String, Option<String>>,
     /// The latest claim of each task, in the order tasks were first claimed.
     claims: Vec<Claim>,
+    /// The journal says the study ended.
+    finished: bool,
     /// The tasks this worker claimed and is running.
     held: BTreeSet<String>,
     sampler: Box<dyn Sampler>,
-    /// Journal entries the sampler has been replayed over.
-    replayed: usize,
     /// The sampler said it has nothing left to propose.
     exhausted: bool,
     progress: ProgressBar,
@@ -241,9 +255,8 @@ impl Running<'_> {
     /// Takes tasks until the study ends, by this worker's hand or another's.
     fn work(&mut self) -> anyhow::Result<StudyOutcome> {
         loop {
-            let mut locked = self.journal.lock()?;
-            self.sync(&locked.entries)?;
-            if locked.entries.iter().any(|e| matches!(e, Entry::Finished { .. })) {
+            let mut locked = self.lock()?;
+            if self.finished {
                 drop(locked);
                 let history = self.history();
                 return history.outcome(history.judge(), Progress::Finished, &self.scratch);
@@ -256,8 +269,7 @@ impl Running<'_> {
                     self.execute(&claim)?;
                 }
                 Plan::Ask => {
-                    let history = self.history_at(&locked.entries);
-                    let Some(proposal) = self.sampler.ask(self.space, &history) else {
+                    let Some(proposal) = self.ask() else {
                         self.exhausted = true;
                         continue;
                     };
@@ -286,6 +298,8 @@ impl Running<'_> {
         Board {
             history: self.history(),
             claims: self.claims.iter().collect(),
+            recorded: &self.recorded,
+            rivals: &self.rivals,
             held,
             defaults: &self.defaults,
             exhausted: self.exhausted,
@@ -302,67 +316,111 @@ impl Running<'_> {
         }
     }
 
-    /// Catches up with the journal: its trials and claims, the sampler
-    /// replayed over the asks and tells it has not seen (so it proposes
-    /// what any worker's sampler would), and the trials new to this worker
-    /// logged and written out.
-    fn sync(&mut self, entries: &[Entry]) -> anyhow::Result<()> {
-        for i in self.replayed..entries.len() {
-            match &entries[i] {
-                Entry::Claimed(claim) if claim.asked => {
-                    let history = self.history_at(&entries[..i]);
-                    let _ = self.sampler.ask(self.space, &history);
-                }
-                Entry::Trial(t) if t.stage == Stage::Search => self.sampler.tell(t),
-                _ => {}
-            }
+    /// Takes the journal's lock and catches up with what was appended
+    /// since this worker last read it.
+    fn lock(&mut self) -> anyhow::Result<Locked> {
+        let mut locked = self.journal.lock_from(self.read_to, self.entries_read)?;
+        self.read_to = locked.end;
+        for entry in std::mem::take(&mut locked.entries) {
+            self.absorb(entry, false);
         }
-        self.replayed = entries.len();
-        self.claims = latest_claims(entries);
-        let trials = journal::trials(entries);
-        let new: Vec<TrialRecord> = trials[self.trials.len()..].iter().map(|t| (*t).clone()).collect();
-        for record in &new {
-            self.log(record);
-            self.trials.push(record.clone());
-            self.advance(record);
-        }
-        if !new.is_empty() {
-            self.trials_csv.update(&self.out_dir, self.space, &self.phase_names, &self.trials)?;
-            self.write_live_report(Progress::Running)?;
-        }
-        Ok(())
+        self.write_new_trials()?;
+        Ok(locked)
     }
 
-    /// The history a sampler asked with at the end of `entries`: the
-    /// trials recorded, and each search trial under way on another worker
-    /// as if it had scored the median so far (a constant liar), so that
-    /// workers asking side by side are sent apart.
-    fn history_at(&self, entries: &[Entry]) -> Vec<TrialRecord> {
-        let mut history: Vec<TrialRecord> = journal::trials(entries).into_iter().cloned().collect();
-        let recorded: BTreeSet<usize> = history.iter().map(|t| t.number).collect();
+    /// Appends `entry` (this worker's own) under the lock held.
+    fn append(&mut self, locked: &mut Locked, entry: Entry) -> anyhow::Result<()> {
+        locked.append(&entry)?;
+        locked.entries.clear();
+        self.read_to = locked.end;
+        self.absorb(entry, true);
+        self.write_new_trials()
+    }
+
+    /// Takes one journal entry in: its trial or claim; the sampler replayed
+    /// over the asks and tells other workers made (so it proposes what any
+    /// worker's sampler would: this worker's own asks were live); each new
+    /// trial logged, and for a search trial whether it must race.
+    fn absorb(&mut self, entry: Entry, own: bool) {
+        self.entries_read += 1;
+        match entry {
+            Entry::Claimed(claim) => {
+                if claim.asked && !own {
+                    let _ = self.ask();
+                }
+                match self.claims.iter_mut().find(|c| c.task == claim.task) {
+                    Some(earlier) => *earlier = *claim,
+                    None => self.claims.push(*claim),
+                }
+            }
+            Entry::Trial(t) => {
+                if t.stage == Stage::Search {
+                    self.sampler.tell(&t);
+                }
+                self.recorded.insert(t.number);
+                self.log(&t);
+                self.advance(&t);
+                let racer = t.stage == Stage::Search && !t.is_default;
+                self.trials.push(*t);
+                if racer {
+                    let challenger = self.trials.last().expect("just pushed");
+                    let rival = racing::first_rival(&self.trials, challenger, self.objective());
+                    self.rivals.insert(challenger.label.clone(), rival);
+                }
+            }
+            Entry::Finished { .. } => self.finished = true,
+            Entry::Started(_) | Entry::Stopped(_) => {}
+        }
+    }
+
+    /// Rewrites `trials.csv` and the live report when trials came in.
+    fn write_new_trials(&mut self) -> anyhow::Result<()> {
+        if self.trials.len() == self.written_trials {
+            return Ok(());
+        }
+        self.written_trials = self.trials.len();
+        self.trials_csv.update(&self.out_dir, self.space, &self.phase_names, &self.trials)?;
+        self.write_live_report(Progress::Running)
+    }
+
+    /// The sampler's next proposal, asked with the trials recorded and each
+    /// search trial under way on another worker as if it had scored the
+    /// median so far (a constant liar), so that workers asking side by side
+    /// are sent apart.
+    fn ask(&mut self) -> Option<crate::search::Proposal> {
+        match self.with_liars() {
+            Some(history) => self.sampler.ask(self.space, &history),
+            None => self.sampler.ask(self.space, &self.trials),
+        }
+    }
+
+    /// The recorded trials and the liars, when a search trial is under way.
+    fn with_liars(&self) -> Option<Vec<TrialRecord>> {
+        let pending: Vec<&PlannedRun> = self
+            .claims
+            .iter()
+            .filter(|c| c.task.starts_with("search:"))
+            .flat_map(|c| c.runs.iter())
+            .filter(|r| !self.recorded.contains(&r.number))
+            .collect();
         let objective = self.objective();
-        let mut scored: Vec<(f64, &TrialRecord)> = history
+        let mut scored: Vec<(f64, &TrialRecord)> = self
+            .trials
             .iter()
             .filter(|t| t.stage == Stage::Search)
             .filter_map(|t| Some((objective.score(&t.measurement)?, t)))
             .collect();
         scored.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let Some(lie) = scored.get(scored.len() / 2).map(|(_, t)| t.measurement.clone()) else {
-            return history;
+        let lie = match scored.get(scored.len() / 2) {
+            Some((_, t)) if !pending.is_empty() => t.measurement.clone(),
+            _ => return None,
         };
-        let pending: Vec<TrialRecord> = latest_claims(entries)
-            .iter()
-            .filter(|c| c.task.starts_with("search:"))
-            .flat_map(|c| c.runs.iter())
-            .filter(|r| !recorded.contains(&r.number))
-            .map(|r| TrialRecord {
-                label: r.entrant.label.clone(),
-                is_default: r.entrant.is_default,
-                ..TrialRecord::replayed(r.number, r.entrant.candidate.clone(), lie.clone())
-            })
-            .collect();
-        history.extend(pending);
-        history
+        let liars = pending.into_iter().map(|r| TrialRecord {
+            label: r.entrant.label.clone(),
+            is_default: r.entrant.is_default,
+            ..TrialRecord::replayed(r.number, r.entrant.candidate.clone(), lie.clone())
+        });
+        Some(self.trials.iter().cloned().chain(liars).collect())
     }
 
     /// Appends this worker's claim of `task`.
@@ -380,10 +438,7 @@ impl Running<'_> {
         }
         let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         let claim = Claim { task, worker: self.heartbeat.name.clone(), runs, asked, at: at.as_secs_f64() };
-        locked.append(&Entry::Claimed(Box::new(claim.clone())))?;
-        // This worker asked for it itself: the replay must not ask again.
-        self.replayed = locked.entries.len();
-        self.claims = latest_claims(&locked.entries);
+        self.append(locked, Entry::Claimed(Box::new(claim.clone())))?;
         self.held.insert(claim.task.clone());
         Ok(claim)
     }
@@ -394,13 +449,12 @@ impl Running<'_> {
     /// gone: its results would be counted twice).
     fn execute(&mut self, claim: &Claim) -> anyhow::Result<()> {
         for run in &claim.runs {
-            if self.trials.iter().any(|t| t.number == run.number) {
+            if self.recorded.contains(&run.number) {
                 continue;
             }
             let prune_after = if run.stage == Stage::Search { self.prune_limit() } else { None };
             let record = self.run(run, prune_after)?;
-            let mut locked = self.journal.lock()?;
-            self.sync(&locked.entries)?;
+            let mut locked = self.lock()?;
             let mine = self.claims.iter().any(|c| c.task == claim.task && c.worker == claim.worker);
             if !mine {
                 self.say(format!(
@@ -411,11 +465,10 @@ impl Running<'_> {
             }
             if record.measurement.reason.as_deref().is_some_and(|r| r.starts_with(trial::DISK_FULL)) {
                 self.log(&record);
-                locked.append(&Entry::Stopped(Box::new(record.clone())))?;
+                self.append(&mut locked, Entry::Stopped(Box::new(record.clone())))?;
                 return Err(self.disk_full(&record));
             }
-            locked.append(&Entry::Trial(Box::new(record)))?;
-            self.sync(&locked.entries)?;
+            self.append(&mut locked, Entry::Trial(Box::new(record)))?;
         }
         self.held.remove(&claim.task);
         Ok(())
@@ -489,7 +542,7 @@ impl Running<'_> {
         // Finished goes last: a crash before it leaves a study that resumes.
         let recommended = outcome.verdict.as_ref().map(|v| v.recommended().label.clone());
         let beats_defaults = outcome.verdict.as_ref().is_some_and(|v| v.beats_defaults);
-        locked.append(&Entry::Finished { recommended, beats_defaults })?;
+        self.append(locked, Entry::Finished { recommended, beats_defaults })?;
         Ok(outcome)
     }
 
@@ -573,20 +626,6 @@ impl Running<'_> {
             (false, _) => {}
         }
     }
-}
-
-/// The latest claim of each task, in the order the tasks were first claimed.
-fn latest_claims(entries: &[Entry]) -> Vec<Claim> {
-    let mut claims: Vec<Claim> = vec![];
-    for entry in entries {
-        if let Entry::Claimed(claim) = entry {
-            match claims.iter_mut().find(|c| c.task == claim.task) {
-                Some(earlier) => *earlier = (**claim).clone(),
-                None => claims.push((**claim).clone()),
-            }
-        }
-    }
-    claims
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! check; then the end. A worker waits while others finish what the next
 //! stage needs.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::history::History;
 use super::racing;
@@ -38,6 +38,11 @@ pub struct Board<'a> {
     pub history: History<'a>,
     /// The latest claim of each task, in the order the tasks were first claimed.
     pub claims: Vec<&'a Claim>,
+    /// The numbers of the trials recorded.
+    pub recorded: &'a BTreeSet<usize>,
+    /// Each search trial's rival for a race, if it must race
+    /// ([`racing::first_rival`], worked out once as the trial comes in).
+    pub rivals: &'a BTreeMap<String, Option<String>>,
     /// Whether a claim's worker still holds it (its heartbeat lives).
     pub held: &'a dyn Fn(&Claim) -> bool,
     /// The engine's defaults fitted to the full budget.
@@ -84,15 +89,9 @@ impl Board<'_> {
         self.history.trials
     }
 
-    /// The numbers of the recorded trials.
-    fn recorded(&self) -> BTreeSet<usize> {
-        self.trials().iter().map(|t| t.number).collect()
-    }
-
     /// Whether every run of `claim` is recorded.
     pub fn done(&self, claim: &Claim) -> bool {
-        let recorded = self.recorded();
-        claim.runs.iter().all(|r| recorded.contains(&r.number))
+        claim.runs.iter().all(|r| self.recorded.contains(&r.number))
     }
 
     fn in_flight(&self) -> bool {
@@ -152,8 +151,10 @@ impl Board<'_> {
         }
         let objective = &header.objectives[0];
         let trials = self.trials();
-        for (at, challenger) in trials.iter().enumerate() {
-            if challenger.stage != Stage::Search || challenger.is_default || !challenger.measurement.ok() {
+        for challenger in trials {
+            // Only a challenger with a rival races (worked out once, as it came in).
+            let raced = challenger.stage == Stage::Search && challenger.measurement.ok();
+            if !raced || !matches!(self.rivals.get(&challenger.label), Some(Some(_))) {
                 continue;
             }
             let prefix = format!("race:{}:", challenger.label);
@@ -161,15 +162,15 @@ impl Board<'_> {
             if claims.iter().any(|c| !self.done(c)) {
                 continue; // a pair under way
             }
-            let pairs = racing::pairs(trials, &challenger.label, objective);
             let incumbent = match claims.last() {
-                None => self.first_rival(&trials[..=at], challenger)?,
-                Some(last)
-                    if pairs.len() == claims.len() && racing::decide(&pairs) == racing::Outcome::Running =>
-                {
+                None => self.rivals[&challenger.label].clone()?,
+                Some(last) => {
+                    let pairs = racing::pairs(trials, &challenger.label, objective);
+                    if pairs.len() < claims.len() || racing::decide(&pairs) != racing::Outcome::Running {
+                        continue; // decided, or a run of a pair failed
+                    }
                     last.runs.iter().find(|r| r.entrant.label != challenger.label)?.entrant.label.clone()
                 }
-                Some(_) => continue, // decided, or a run of a pair failed
             };
             let round = claims.len();
             let origin = racing::origin(&challenger.label);
@@ -190,16 +191,6 @@ impl Board<'_> {
             return Some(Plan::Run { task: format!("{prefix}{round}"), runs });
         }
         None
-    }
-
-    /// The incumbent `challenger` must race, if its run came within reach of
-    /// it: judged on `before`, the journal's trials up to the challenger's.
-    fn first_rival(&self, before: &[TrialRecord], challenger: &TrialRecord) -> Option<String> {
-        let objective = &self.history.header.objectives[0];
-        let incumbent = racing::incumbent(before, objective).filter(|i| *i != challenger.label)?;
-        let mine = objective.score(&challenger.measurement)?;
-        let theirs = racing::mean_score(before, &incumbent, objective)?;
-        (mine >= theirs - racing::WITHIN_REACH).then_some(incumbent)
     }
 
     /// The entrant a search trial's label stands for.

@@ -89,6 +89,20 @@ pub fn incumbent(trials: &[TrialRecord], objective: &Objective) -> Option<String
     Some(incumbent)
 }
 
+/// The incumbent a search trial must race, if its single run came within
+/// reach of it: judged on `before`, the journal's trials up to and with the
+/// challenger's (so every worker, at any time, works out the same).
+pub fn first_rival(
+    before: &[TrialRecord],
+    challenger: &TrialRecord,
+    objective: &Objective,
+) -> Option<String> {
+    let incumbent = incumbent(before, objective).filter(|i| *i != challenger.label)?;
+    let mine = objective.score(&challenger.measurement)?;
+    let theirs = mean_score(before, &incumbent, objective)?;
+    (mine >= theirs - WITHIN_REACH).then_some(incumbent)
+}
+
 pub fn summarize(trials: &[TrialRecord], objective: &Objective) -> RacingSummary {
     let mut summary = RacingSummary {
         runs: trials.iter().filter(|t| t.stage == Stage::Race).count(),

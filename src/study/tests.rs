@@ -718,7 +718,16 @@ fn a_worker_with_a_live_heartbeat_keeps_its_claim() {
     let journal = Journal::open(&path).unwrap();
     let locked = journal.lock().unwrap();
     let trials: Vec<TrialRecord> = journal::trials(&locked.entries).into_iter().cloned().collect();
-    let claims = latest_claims(&locked.entries);
+    let claims: Vec<Claim> = locked
+        .entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Claimed(c) => Some((**c).clone()),
+            _ => None,
+        })
+        .collect();
+    let recorded: BTreeSet<usize> = trials.iter().map(|t| t.number).collect();
+    let rivals = BTreeMap::new();
     let defaults = RocksDb.defaults(BUDGET);
     let space = space();
     let history = History { header: &header, trials: &trials, space: &space, engine: &RocksDb };
@@ -726,6 +735,8 @@ fn a_worker_with_a_live_heartbeat_keeps_its_claim() {
     let board = Board {
         history,
         claims: claims.iter().collect(),
+        recorded: &recorded,
+        rivals: &rivals,
         held: &alive,
         defaults: &defaults,
         exhausted: false,
