@@ -176,7 +176,8 @@ pub struct TuneArgs {
     #[arg(long, value_name = "A,B,...", value_delimiter = ',', conflicts_with_all = ["space", "engine"])]
     pub engines: Vec<String>,
     /// Continue an interrupted study from its output folder (its journal.jsonl): the trials it
-    /// recorded are kept and it goes on with the settings it was started with.
+    /// recorded are kept and it goes on with the settings it was started with (it takes --workdir, --json,
+    /// --trial-timeout and --workers).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "trials", "time", "strategy", "objective", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed", "pace", "no_racing", "engine", "engines"])]
     pub resume: Option<PathBuf>,
     /// Most search trials, the defaults and the expert seeds included (racing, confirmation and the larger-scale

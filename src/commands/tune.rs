@@ -22,7 +22,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
     }
     if let Some(dir) = &args.resume {
         refuse_settings_on_resume(&args.given)?;
-        return resume(dir, &args.common);
+        return resume(dir, &args.common, args.workers);
     }
     let engine = engine::find(args.common.engine.as_deref().unwrap_or("rocksdb"))?;
     let full_budget = args.budget.context("--budget is required")?.0;
@@ -93,10 +93,8 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
     }
     if args.workers > 1 {
         study::create(&out_dir, &header)?;
-        let helpers: Vec<String> = (1..args.workers).map(|i| format!("worker-{i}")).collect();
-        let worker = WorkerSettings { name: "worker-0".into(), ..WorkerSettings::default() };
         let joining = Joining { header, dir: out_dir, engine, space, prior: vec![] };
-        return joining.run(&args.common, worker, &helpers);
+        return joining.run_local(&args.common, args.workers);
     }
     run_study(header, false, space, out_dir, engine, runner, args.common.json, WorkerSettings::default())
 }
@@ -152,7 +150,7 @@ fn check_study_size(args: &TuneArgs) -> anyhow::Result<()> {
 /// Flags `--resume` takes: where trials run, how kvtune prints, and how
 /// long a trial may take before it is stopped. Every other flag shapes the
 /// results, and the study goes on with the ones it began with.
-const RESUME_TAKES: &[&str] = &["resume", "workdir", "json", "trial_timeout"];
+const RESUME_TAKES: &[&str] = &["resume", "workdir", "json", "trial_timeout", "workers"];
 
 /// Refuses flags a resumed study would not apply, rather than ignore them.
 fn refuse_settings_on_resume(given: &[String]) -> anyhow::Result<()> {
@@ -164,7 +162,7 @@ fn refuse_settings_on_resume(given: &[String]) -> anyhow::Result<()> {
     if !refused.is_empty() {
         bail!(
             "--resume goes on with the settings the study began with (its journal records them), so it takes no {}: \
-             leave {} out, or start a new study with them; --resume takes --workdir, --json and --trial-timeout",
+             leave {} out, or start a new study with them; --resume takes --workdir, --json, --trial-timeout and --workers",
             refused.join(", "),
             if refused.len() == 1 { "it" } else { "them" }
         );
@@ -175,7 +173,7 @@ fn refuse_settings_on_resume(given: &[String]) -> anyhow::Result<()> {
 /// Continues the study recorded in `dir`'s journal with the settings it
 /// began with. A study that live workers are running is theirs: this
 /// machine joins it with `kvtune worker` instead.
-fn resume(dir: &Path, common: &Common) -> anyhow::Result<()> {
+fn resume(dir: &Path, common: &Common, workers: usize) -> anyhow::Result<()> {
     if let Some(beat) = workers::live(dir, workers::STALE_AFTER).first() {
         bail!(
             "the study in {} is in use by another kvtune (pid {} on {}, worker {}): wait for it to end, or stop it, \
@@ -188,7 +186,7 @@ fn resume(dir: &Path, common: &Common) -> anyhow::Result<()> {
         );
     }
     let study = Joining::read(dir, common, "resuming")?;
-    study.run(common, WorkerSettings::default(), &[])
+    study.run_local(common, workers)
 }
 
 /// A recorded study a process goes on with: a `--resume`, or a worker.
@@ -237,6 +235,16 @@ impl Joining {
             );
         }
         Ok(Joining { header, dir: dir.to_path_buf(), engine, space, prior: recorded.trials })
+    }
+
+    /// Runs the study here with `workers` workers: this process alone (named
+    /// HOST:PID), or `worker-0` and `kvtune worker` processes `worker-1`...
+    pub(super) fn run_local(self, common: &Common, workers: usize) -> anyhow::Result<()> {
+        if workers <= 1 {
+            return self.run(common, WorkerSettings::default(), &[]);
+        }
+        let helpers: Vec<String> = (1..workers).map(|i| format!("worker-{i}")).collect();
+        self.run(common, WorkerSettings { name: "worker-0".into(), ..WorkerSettings::default() }, &helpers)
     }
 
     /// Runs the study's trials here until it ends, with `helpers` more
