@@ -237,9 +237,9 @@ pub struct WorkerSettingsArgs {
     /// This worker's name in the journal and the reports, unique among the study's workers. Default: HOST:PID.
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
-    /// A worker whose heartbeat (rewritten every 2 s in DIR/workers/) is older than this has stopped, and the
-    /// trial it had claimed is run again by another worker. The machines' clocks need not agree: the file
-    /// system's clock is used.
+    /// A worker whose heartbeat (a count rewritten every 2 s in DIR/workers/) has not moved for this long has
+    /// stopped, and the trial it had claimed is run again by another worker. Each worker times this on its own
+    /// clock, so the machines' clocks need not agree.
     #[arg(long, value_name = "DURATION", default_value = "60s")]
     pub stale_after: TimeLimit,
 }

@@ -56,7 +56,8 @@ impl Launch<'_> {
             format!("#SBATCH --output={dir}/launch/slurm-%A_%a.out"),
             // Slurm sends SIGTERM first: the worker stops its trial cleanly,
             // and another worker runs it again at once.
-            "#SBATCH --signal=TERM@60".into(),
+            // B: signals the batch shell, which `exec` made kvtune itself.
+            "#SBATCH --signal=B:TERM@60".into(),
         ];
         if !share_nodes {
             // One worker a node: trials side by side would disturb each other's figures.
@@ -69,9 +70,10 @@ impl Launch<'_> {
         lines.push(String::new());
         lines.push("# Each array task is one worker of the study; they share only its folder.".into());
         lines.push(format!(
-            "exec {} worker {dir} --name \"slurm-${{SLURM_ARRAY_JOB_ID}}-${{SLURM_ARRAY_TASK_ID}}\" --workdir \"{}/${{SLURM_ARRAY_JOB_ID}}-${{SLURM_ARRAY_TASK_ID}}\"",
-            self.kvtune.display(),
-            self.workdir.display()
+            "exec {} worker {} --name \"slurm-${{SLURM_ARRAY_JOB_ID}}-${{SLURM_ARRAY_TASK_ID}}\" --workdir {}\"/${{SLURM_ARRAY_JOB_ID}}-${{SLURM_ARRAY_TASK_ID}}\"",
+            shell_quote(&self.kvtune.display().to_string()),
+            shell_quote(&dir.to_string()),
+            shell_quote(&self.workdir.display().to_string())
         ));
         lines.join("\n") + "\n"
     }
@@ -128,6 +130,11 @@ impl Launch<'_> {
             }
         })
     }
+}
+
+/// `text` as one word to a POSIX shell.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// `D-HH:MM:SS`, as sbatch --time takes it.
@@ -228,7 +235,8 @@ mod tests {
             "#SBATCH --partition=perf",
             "#SBATCH --account=x",
             "#SBATCH --job-name=kvtune-spork-128g",
-            "exec /opt/kvtune worker /nfs/Spork_128G --name \"slurm-${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}\"",
+            "exec '/opt/kvtune' worker '/nfs/Spork_128G' --name \"slurm-${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}\" --workdir '/scratch/kv'\"/${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}\"",
+            "#SBATCH --signal=B:TERM@60",
         ] {
             assert!(script.contains(line), "{line} missing from\n{script}");
         }

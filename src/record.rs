@@ -434,6 +434,18 @@ pub struct TrialRecord {
     pub worker: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub host: String,
+    /// Trials the study's workers were running when it was recorded, itself
+    /// included: the study's clock counts its seconds shared among them.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub side_by_side: usize,
+}
+
+fn one() -> usize {
+    1
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
 }
 
 impl TrialRecord {
@@ -454,6 +466,7 @@ impl TrialRecord {
             measurement,
             worker: String::new(),
             host: String::new(),
+            side_by_side: 1,
         }
     }
 }

@@ -93,7 +93,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
     }
     if args.workers > 1 {
         study::create(&out_dir, &header)?;
-        let joining = Joining { header, dir: out_dir, engine, space, prior: vec![] };
+        let joining = Joining { header, dir: out_dir, engine, space, prior: vec![], own_cpus: false };
         return joining.run_local(&args.common, args.workers);
     }
     run_study(header, false, space, out_dir, engine, runner, args.common.json, WorkerSettings::default())
@@ -196,6 +196,9 @@ pub(super) struct Joining {
     engine: &'static dyn Engine,
     space: Space,
     prior: Vec<TrialRecord>,
+    /// Pin trials to this process's `--cpus`, not the study's: a worker on
+    /// another machine has CPUs of its own.
+    own_cpus: bool,
 }
 
 impl Joining {
@@ -234,7 +237,12 @@ impl Joining {
                 recorded.trials.len()
             );
         }
-        Ok(Joining { header, dir: dir.to_path_buf(), engine, space, prior: recorded.trials })
+        Ok(Joining { header, dir: dir.to_path_buf(), engine, space, prior: recorded.trials, own_cpus: false })
+    }
+
+    /// As a worker of the study: its trials pinned to this process's `--cpus`.
+    pub(super) fn on_own_cpus(self) -> Self {
+        Joining { own_cpus: true, ..self }
     }
 
     /// Runs the study here with `workers` workers: this process alone (named
@@ -262,7 +270,10 @@ impl Joining {
         };
         // The trials go on as quiet as the study began.
         let mut runner = runner(&own)?;
-        runner.quiet = self.header.quiet.clone();
+        runner.quiet = match self.own_cpus {
+            true => crate::trial::Quiet { cpus: own.cpus.clone().map(|c| c.0), ..self.header.quiet.clone() },
+            false => self.header.quiet.clone(),
+        };
         // The time limit comes from --trial-seconds, which a resume does not
         // take; the study's own trials say what one takes here: a resumed trial
         // gets ten times the longest per GiB of budget, if that is more.
@@ -275,7 +286,10 @@ impl Joining {
         let helpers = Helpers::spawn(&self.dir, common, helpers)?;
         let done =
             run_study(self.header, true, self.space, self.dir, self.engine, runner, common.json, worker);
-        helpers.wait(done.is_ok())?;
+        // Ctrl-C reached the helpers by itself; a second SIGINT would end them mid-cleanup.
+        let interrupted =
+            done.as_ref().err().is_some_and(|e| e.downcast_ref::<trial::Interrupted>().is_some());
+        helpers.wait(done.is_ok(), interrupted)?;
         done
     }
 }
@@ -312,11 +326,11 @@ impl Helpers {
         Ok(Helpers(children))
     }
 
-    /// Waits for the helpers to see the study end; if this worker failed,
-    /// stops them first (Ctrl-C reaches them by itself).
-    fn wait(self, ok: bool) -> anyhow::Result<()> {
+    /// Waits for the helpers to see the study end; if this worker failed
+    /// (other than by Ctrl-C, which reaches them by itself), stops them first.
+    fn wait(self, ok: bool, interrupted: bool) -> anyhow::Result<()> {
         for (name, mut child) in self.0 {
-            if !ok {
+            if !ok && !interrupted {
                 // SAFETY: SIGINT to a child this process started: it stops its trial cleanly.
                 unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
             }

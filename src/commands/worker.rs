@@ -16,6 +16,7 @@ pub fn worker(args: JoinArgs) -> anyhow::Result<()> {
         eprintln!("kvtune: the study in {} has finished: nothing left to run", args.dir.display());
         return Ok(());
     }
-    let joining = Joining::read(&args.dir, &args.common, &format!("worker {} joining", settings.name))?;
+    let joining =
+        Joining::read(&args.dir, &args.common, &format!("worker {} joining", settings.name))?.on_own_cpus();
     joining.run(&args.common, settings, &[])
 }

@@ -23,7 +23,8 @@ pub use preset::Preset;
 /// Writes `bytes` to `dir/name` atomically, so a crash leaves the last good copy.
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
     let path = dir.join(name);
-    let tmp = dir.join(format!(".{name}.tmp"));
+    // One temporary name per process: workers of a study write side by side.
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     std::fs::write(&tmp, bytes)
         .and_then(|_| std::fs::rename(&tmp, &path))
         .with_context(|| format!("writing {}", path.display()))

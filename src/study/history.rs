@@ -47,13 +47,11 @@ impl History<'_> {
         (verdict, checked)
     }
 
-    /// Seconds of the study's clock spent so far: the trials' seconds,
-    /// shared among the workers that ran them side by side (`--time` is
-    /// the wall-clock time of the whole study).
+    /// Seconds of the study's clock spent so far: each trial's seconds
+    /// shared among the trials running side by side with it (`--time` is
+    /// the wall-clock time of the whole study, however many workers).
     pub fn spent(&self) -> f64 {
-        let workers: std::collections::BTreeSet<&str> =
-            self.trials.iter().map(|t| t.worker.as_str()).collect();
-        self.trials.iter().map(|t| t.measurement.wall_secs).sum::<f64>() / workers.len().max(1) as f64
+        self.trials.iter().map(|t| t.measurement.wall_secs / t.side_by_side.max(1) as f64).sum()
     }
 
     /// A typical search trial's seconds and the seconds the confirmation and

@@ -126,7 +126,8 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
         runner,
         journal,
         heartbeat: Heartbeat::start(&out_dir, &worker.name)?,
-        stale_after: worker.stale_after,
+        watch: workers::Watch::new(&out_dir, worker.stale_after),
+        session: session_id(),
         host: workers::host(),
         out_dir: out_dir.clone(),
         scratch,
@@ -158,12 +159,24 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
             // The report shows every trial the stopped study recorded; the
             // error that stopped it is what the user must see, so a report
             // that cannot be written (a full disk, say) is only a warning.
+            // A study other workers go on with is not stopped: they keep
+            // its report.
+            let others = workers::live(&out_dir, workers::STALE_AFTER).iter().any(|b| b.name != worker.name);
+            if others {
+                return Err(stopped);
+            }
             if let Err(why) = study.write_live_report(Progress::Stopped) {
                 eprintln!("warning: report.html was not rewritten: {why:#}");
             }
             Err(stopped)
         }
     }
+}
+
+/// A number no other process of the study is likely to draw.
+fn session_id() -> u64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    (now.as_nanos() as u64) ^ (u64::from(std::process::id()) << 32) ^ rand::random::<u64>()
 }
 
 /// Makes a study's folder and starts its journal with `header`: workers
@@ -208,7 +221,10 @@ struct Running<'a> {
     runner: &'a dyn TrialRunner,
     journal: Journal,
     heartbeat: Heartbeat,
-    stale_after: Duration,
+    watch: workers::Watch,
+    /// Tells this process's claims from those of an earlier (or, misnamed,
+    /// a concurrent) worker of the same name.
+    session: u64,
     host: String,
     out_dir: PathBuf,
     scratch: PathBuf,
@@ -255,6 +271,10 @@ impl Running<'_> {
     /// Takes tasks until the study ends, by this worker's hand or another's.
     fn work(&mut self) -> anyhow::Result<StudyOutcome> {
         loop {
+            // A worker between trials stops here on Ctrl-C or SIGTERM, before it claims anything.
+            if trial::interrupted() {
+                return Err(trial::Interrupted.into());
+            }
             let mut locked = self.lock()?;
             if self.finished {
                 drop(locked);
@@ -311,8 +331,8 @@ impl Running<'_> {
     /// is held by no one), another if its heartbeat lives.
     fn holds(&self, claim: &Claim) -> bool {
         match claim.worker == self.heartbeat.name {
-            true => self.held.contains(&claim.task),
-            false => workers::alive(&self.out_dir, &claim.worker, self.stale_after).is_some(),
+            true => claim.session == self.session && self.held.contains(&claim.task),
+            false => self.watch.alive(&claim.worker),
         }
     }
 
@@ -355,6 +375,11 @@ impl Running<'_> {
             }
             Entry::Trial(t) => {
                 if t.stage == Stage::Search {
+                    // A journal written before claims: its search trials were asked for all the same.
+                    let claimed = self.claims.iter().any(|c| c.runs.iter().any(|r| r.number == t.number));
+                    if !t.is_default && !claimed {
+                        let _ = self.ask();
+                    }
                     self.sampler.tell(&t);
                 }
                 self.recorded.insert(t.number);
@@ -437,7 +462,14 @@ impl Running<'_> {
             }
         }
         let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-        let claim = Claim { task, worker: self.heartbeat.name.clone(), runs, asked, at: at.as_secs_f64() };
+        let claim = Claim {
+            task,
+            worker: self.heartbeat.name.clone(),
+            session: self.session,
+            runs,
+            asked,
+            at: at.as_secs_f64(),
+        };
         self.append(locked, Entry::Claimed(Box::new(claim.clone())))?;
         self.held.insert(claim.task.clone());
         Ok(claim)
@@ -455,8 +487,8 @@ impl Running<'_> {
             let prune_after = if run.stage == Stage::Search { self.prune_limit() } else { None };
             let record = self.run(run, prune_after)?;
             let mut locked = self.lock()?;
-            let mine = self.claims.iter().any(|c| c.task == claim.task && c.worker == claim.worker);
-            if !mine {
+            let mine = self.claims.iter().any(|c| c.task == claim.task && c.session == claim.session);
+            if !mine || self.recorded.contains(&run.number) {
                 self.say(format!(
                     "kvtune: {} was taken over by another worker while this one ran it (its heartbeat was late); this run is not recorded",
                     claim.task
@@ -468,6 +500,8 @@ impl Running<'_> {
                 self.append(&mut locked, Entry::Stopped(Box::new(record.clone())))?;
                 return Err(self.disk_full(&record));
             }
+            let side_by_side = self.claims.iter().filter(|c| !self.done(c) && self.holds(c)).count();
+            let record = TrialRecord { side_by_side: side_by_side.max(1), ..record };
             self.append(&mut locked, Entry::Trial(Box::new(record)))?;
         }
         self.held.remove(&claim.task);
@@ -522,7 +556,13 @@ impl Running<'_> {
             measurement: ran.measurement,
             worker: self.heartbeat.name.clone(),
             host: self.host.clone(),
+            side_by_side: 1, // counted when it is recorded
         })
+    }
+
+    /// Whether every run of `claim` is recorded.
+    fn done(&self, claim: &Claim) -> bool {
+        claim.runs.iter().all(|r| self.recorded.contains(&r.number))
     }
 
     /// PRUNE_FACTOR times the defaults' wall time, once they have run.

@@ -162,18 +162,20 @@ impl Board<'_> {
             if claims.iter().any(|c| !self.done(c)) {
                 continue; // a pair under way
             }
-            let incumbent = match claims.last() {
-                None => self.rivals[&challenger.label].clone()?,
-                Some(last) => {
-                    let pairs = racing::pairs(trials, &challenger.label, objective);
-                    if pairs.len() < claims.len() || racing::decide(&pairs) != racing::Outcome::Running {
-                        continue; // decided, or a run of a pair failed
-                    }
-                    last.runs.iter().find(|r| r.entrant.label != challenger.label)?.entrant.label.clone()
-                }
-            };
-            let round = claims.len();
             let origin = racing::origin(&challenger.label);
+            // A journal written before claims has its racing runs only.
+            let raced: Vec<&TrialRecord> =
+                trials.iter().filter(|t| t.stage == Stage::Race && t.origin == origin).collect();
+            let round = claims.len().max(raced.iter().filter_map(|t| t.round).max().map_or(0, |r| r + 1));
+            let incumbent = if round == 0 {
+                self.rivals[&challenger.label].clone()?
+            } else {
+                let pairs = racing::pairs(trials, &challenger.label, objective);
+                if pairs.len() < round || racing::decide(&pairs) != racing::Outcome::Running {
+                    continue; // decided, or a run of a pair failed
+                }
+                raced.iter().find(|t| t.label != challenger.label)?.label.clone()
+            };
             let sides = [self.entrant(&challenger.label), self.entrant(&incumbent)];
             let seed = header.seed ^ (challenger.number as u64).wrapping_mul(0x9E37) ^ round as u64;
             let first = self.next_number();

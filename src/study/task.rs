@@ -39,6 +39,9 @@ pub struct Claim {
     pub task: String,
     /// The worker (`host:pid`, or the name it was given).
     pub worker: String,
+    /// The claiming process's own number (see `Running::session`).
+    #[serde(default)]
+    pub session: u64,
     /// Back to back, in this order, on the claiming worker's machine.
     pub runs: Vec<PlannedRun>,
     /// Whether the sampler proposed it (a resumed or joining worker's

@@ -731,7 +731,8 @@ fn a_worker_with_a_live_heartbeat_keeps_its_claim() {
     let defaults = RocksDb.defaults(BUDGET);
     let space = space();
     let history = History { header: &header, trials: &trials, space: &space, engine: &RocksDb };
-    let alive = |c: &Claim| workers::alive(&run.out(), &c.worker, Duration::from_secs(60)).is_some();
+    let watch = workers::Watch::new(&run.out(), Duration::from_secs(60));
+    let alive = |c: &Claim| watch.alive(&c.worker);
     let board = Board {
         history,
         claims: claims.iter().collect(),
@@ -743,4 +744,33 @@ fn a_worker_with_a_live_heartbeat_keeps_its_claim() {
     };
     // Another worker does not take #1 over: it asks for a new candidate.
     assert_eq!(board.next(), Plan::Ask);
+}
+
+#[test]
+fn a_journal_written_before_claims_resumes_with_the_same_proposals() {
+    let header = header(6, 1, 2);
+    let whole = Run::new();
+    let (sampler, live_log) = learning();
+    let live = whole.study(header.clone(), None, sampler, &ScriptedRunner::new(by_bloom)).unwrap();
+
+    let cut = Run::new();
+    let (sampler, _) = learning();
+    let scripted = ScriptedRunner::new(by_bloom);
+    let _ = cut.study(header.clone(), None, sampler, &StopAt { inner: &scripted, at: 4 });
+    // As an older kvtune wrote it: no claims, no workers.
+    let path = cut.out().join("journal.jsonl");
+    let old: String = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("\"event\":\"claimed\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&path, old).unwrap();
+    let (sampler, resumed_log) = learning();
+    let resumed = cut.study(header, Some(vec![]), sampler, &ScriptedRunner::new(by_bloom)).unwrap();
+    assert_eq!(*resumed_log.borrow(), *live_log.borrow());
+    let plan = |o: &StudyOutcome| {
+        o.trials.iter().map(|t| (t.label.clone(), t.candidate.clone())).collect::<Vec<_>>()
+    };
+    assert_eq!(plan(&resumed), plan(&live));
 }

@@ -1,16 +1,16 @@
 //! The workers of a study. Each announces itself with a heartbeat file in
 //! the study's `workers/` folder, rewritten every few seconds while it
-//! lives and removed when it ends; a claim whose worker's heartbeat stopped
-//! is taken over by another worker. The file's modification time is the
-//! study folder's file system's clock, so machines with skewed clocks still
-//! agree on it.
+//! lives (a beat count that moves) and removed when it ends; a claim whose
+//! worker's heartbeat stopped is taken over by another worker ([`Watch`]).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -105,12 +105,6 @@ fn write_beat(path: &Path, beat: &Beat) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Worker `name`'s heartbeat if it is alive: its file exists, was rewritten
-/// within `stale_after`, and (on this machine) its process still runs.
-pub fn alive(study: &Path, name: &str, stale_after: Duration) -> Option<Beat> {
-    read_live(&beat_path(study, name), stale_after)
-}
-
 fn read_live(path: &Path, stale_after: Duration) -> Option<Beat> {
     // Opening the file (not only asking for its metadata) makes a network
     // file system fetch its current attributes.
@@ -125,7 +119,50 @@ fn read_live(path: &Path, stale_after: Duration) -> Option<Beat> {
     (age < stale_after && running_here()).then_some(beat)
 }
 
-/// Every live worker of `study`.
+/// Judges other workers' heartbeats as this worker sees them move: a worker
+/// is gone when its file is missing, or (on this machine) its process has
+/// ended, or its beat count has not moved for `stale_after` by this
+/// machine's own clock, so the machines' clocks need not agree. A file that
+/// cannot be read just now counts as alive: a worker's task is taken over
+/// only when the worker is known to be gone.
+pub struct Watch {
+    study: PathBuf,
+    stale_after: Duration,
+    /// Each worker's beat count when it was first seen at that count.
+    seen: RefCell<HashMap<String, (u64, Instant)>>,
+}
+
+impl Watch {
+    pub fn new(study: &Path, stale_after: Duration) -> Self {
+        Watch { study: study.to_path_buf(), stale_after, seen: RefCell::new(HashMap::new()) }
+    }
+
+    pub fn alive(&self, name: &str) -> bool {
+        let beat = match File::open(beat_path(&self.study, name)) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return false,
+            Err(_) => return true,
+            Ok(file) => match serde_json::from_reader::<_, Beat>(file) {
+                Ok(beat) => beat,
+                Err(_) => return true,
+            },
+        };
+        // SAFETY: signal 0 only asks whether the process exists.
+        if beat.host == host() && unsafe { libc::kill(beat.pid as i32, 0) } != 0 {
+            return false;
+        }
+        let mut seen = self.seen.borrow_mut();
+        match seen.get(name) {
+            Some(&(count, since)) if count == beat.count => since.elapsed() < self.stale_after,
+            _ => {
+                seen.insert(name.to_string(), (beat.count, Instant::now()));
+                true
+            }
+        }
+    }
+}
+
+/// Every live worker of `study`, judged at one look by its file's age (for
+/// messages: whether a study is in use).
 pub fn live(study: &Path, stale_after: Duration) -> Vec<Beat> {
     let Ok(entries) = std::fs::read_dir(folder(study)) else { return vec![] };
     entries
@@ -143,11 +180,12 @@ mod tests {
     fn a_worker_is_alive_while_its_heartbeat_lives_and_gone_when_it_ends() {
         let dir = tempfile::tempdir().unwrap();
         let beat = Heartbeat::start(dir.path(), "w1").unwrap();
-        assert!(alive(dir.path(), "w1", STALE_AFTER).is_some());
+        let watch = Watch::new(dir.path(), STALE_AFTER);
+        assert!(watch.alive("w1"));
         assert_eq!(live(dir.path(), STALE_AFTER).len(), 1);
-        assert!(alive(dir.path(), "w2", STALE_AFTER).is_none(), "never started");
+        assert!(!watch.alive("w2"), "never started");
         drop(beat);
-        assert!(alive(dir.path(), "w1", STALE_AFTER).is_none());
+        assert!(!watch.alive("w1"));
         assert!(live(dir.path(), STALE_AFTER).is_empty());
     }
 
@@ -161,12 +199,25 @@ mod tests {
         child.wait().unwrap();
         let gone = Beat { name: "gone".into(), host: host(), pid, count: 3 };
         write_beat(&beat_path(dir.path(), "gone"), &gone).unwrap();
-        assert!(alive(dir.path(), "gone", STALE_AFTER).is_none());
-        // One on another machine is judged by its file's age.
-        let far = Beat { name: "far".into(), host: "elsewhere".into(), pid: 1, count: 3 };
+        assert!(!Watch::new(dir.path(), STALE_AFTER).alive("gone"));
+        // One on another machine is judged by whether its beat moves, on this
+        // machine's clock: however old its file looks.
+        let mut far = Beat { name: "far".into(), host: "elsewhere".into(), pid: 1, count: 3 };
         write_beat(&beat_path(dir.path(), "far"), &far).unwrap();
-        assert!(alive(dir.path(), "far", STALE_AFTER).is_some());
-        std::thread::sleep(Duration::from_millis(300));
-        assert!(alive(dir.path(), "far", Duration::from_millis(200)).is_none());
+        let old = SystemTime::now() - Duration::from_secs(3600);
+        File::options().write(true).open(beat_path(dir.path(), "far")).unwrap().set_modified(old).unwrap();
+        let watch = Watch::new(dir.path(), Duration::from_millis(200));
+        assert!(watch.alive("far"), "first seen");
+        std::thread::sleep(Duration::from_millis(120));
+        far.count += 1;
+        write_beat(&beat_path(dir.path(), "far"), &far).unwrap();
+        assert!(watch.alive("far"), "it beat");
+        std::thread::sleep(Duration::from_millis(120));
+        assert!(watch.alive("far"), "within 200 ms of its last beat");
+        std::thread::sleep(Duration::from_millis(150));
+        assert!(!watch.alive("far"), "no beat for 270 ms");
+        // An unreadable file is not taken for a dead worker.
+        std::fs::write(beat_path(dir.path(), "torn"), "{\"na").unwrap();
+        assert!(watch.alive("torn"));
     }
 }

@@ -26,7 +26,8 @@ pub fn stop_cleanly_on_interrupt() {
     }
 }
 
-pub(super) fn interrupted() -> bool {
+/// Whether Ctrl-C (or SIGTERM) came.
+pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 

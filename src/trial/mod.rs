@@ -24,7 +24,7 @@ use crate::engine::Engine;
 use crate::record::{Adjustment, Measurement, OptionSet, Status};
 use crate::space::Candidate;
 pub use child::ChildRunner;
-pub use interrupt::{stop_cleanly_on_interrupt, Interrupted};
+pub use interrupt::{interrupted, stop_cleanly_on_interrupt, Interrupted};
 pub use quiet::{CpuList, Quiet};
 pub use workdir::{disk_needed, free_bytes, warn_if_not_a_local_disk};
 
