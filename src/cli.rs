@@ -27,7 +27,7 @@ The Go engines of the same systems run too (--engine pebble, badger or bbolt, th
 and --engines tunes several and sets their answers side by side: which engine, with which options.\n\n\
 When the budget is more than this machine can test, kvtune scales the budget and the data down together (--scale), so \
 their ratio, which decides cache hit rates and write amplification, is kept; the options it exports are for the full budget.",
-    after_help = "Examples:\n  kvtune --budget 128G --dataset spork                 tune for a 128 GiB Flow indexer\n  kvtune --budget 8G --dataset spork --trials 30 --strategy random\n  kvtune --budget 128G --dataset spork --space search-spaces/badger-thread.toml --strategy grid\n  kvtune bench --preset out/RUN/preset.toml --repeat 5  re-measure a recommendation\n  kvtune bench --preset defaults --dataset spork --budget 128G --json\n  kvtune compare defaults out/RUN/preset.toml --repeat 5   paired rounds, benchstat-style table\n  kvtune compare defaults defaults --set bloom_bits=10 --dataset spork --budget 8G\n  kvtune --engine pebble --budget 8G --dataset tbs      tune Pebble for Elastic APM's tail sampling\n  kvtune --engines rocksdb,pebble,badger --budget 8G --dataset tbs --time 10m   engines side by side\n  kvtune compare defaults defaults@pebble defaults@badger --dataset spork --budget 8G",
+    after_help = "Examples:\n  kvtune --budget 128G --dataset spork                 tune for a 128 GiB Flow indexer\n  kvtune --budget 8G --dataset spork --trials 30 --strategy random\n  kvtune --budget 128G --dataset spork --space search-spaces/badger-thread.toml --strategy grid\n  kvtune bench --preset out/RUN/preset.toml --repeat 5  re-measure a recommendation\n  kvtune bench --preset defaults --dataset spork --budget 128G --json\n  kvtune compare defaults out/RUN/preset.toml --repeat 5   paired rounds, benchstat-style table\n  kvtune compare defaults defaults --set bloom_bits=10 --dataset spork --budget 8G\n  kvtune --engine pebble --budget 8G --dataset tbs      tune Pebble for Elastic APM's tail sampling\n  kvtune --engines rocksdb,pebble,badger --budget 8G --dataset tbs --time 10m   engines side by side\n  kvtune compare defaults defaults@pebble defaults@badger --dataset spork --budget 8G\n  kvtune --budget 128G --dataset spork --out /nfs/s --create-only   a study for many machines\n  kvtune launch slurm /nfs/s --workers 8    its workers (or `kvtune worker /nfs/s` on each)",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
@@ -244,6 +244,8 @@ pub struct WorkerSettingsArgs {
     pub stale_after: TimeLimit,
 }
 
+/// A worker takes the study's own settings; only where and how its trials
+/// run here are its own.
 #[derive(Debug, Clone, Args)]
 pub struct JoinArgs {
     /// The study's folder (made by `kvtune tune --out DIR`, e.g. with --create-only).
@@ -251,8 +253,38 @@ pub struct JoinArgs {
     pub dir: PathBuf,
     #[command(flatten)]
     pub worker: WorkerSettingsArgs,
-    #[command(flatten)]
-    pub common: Common,
+    /// Where this worker's trial databases are made: a directory on this machine's own disk.
+    #[arg(long, value_name = "DIR", default_value = "work")]
+    pub workdir: PathBuf,
+    /// A trial still running after this many seconds per GiB of its budget is stopped and recorded as failed.
+    /// Default: ten times the longest the study has recorded, at least 200 s.
+    #[arg(long, value_name = "SECS")]
+    pub trial_timeout: Option<f64>,
+    /// Pin this worker's trials to these CPUs of this machine, e.g. 1 or 0-3.
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<CpuList>,
+    /// Print the study's verdict as JSON on stdout when it ends, instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl JoinArgs {
+    /// The run settings of this worker, as `tune` has them.
+    pub fn common(&self) -> Common {
+        Common {
+            engine: None,
+            scale: None,
+            workdir: self.workdir.clone(),
+            seed: 1,
+            trial_seconds: 20.0,
+            trial_timeout: self.trial_timeout,
+            json: self.json,
+            cpus: self.cpus.clone(),
+            drop_caches: false,
+            cooldown: 0.0,
+            pace: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]

@@ -314,7 +314,6 @@ impl Helpers {
                 .args(["--name", name])
                 .arg("--workdir")
                 .arg(common.workdir.join(name))
-                .args(["--seed", &common.seed.to_string()])
                 .stdout(log.try_clone()?)
                 .stderr(log);
             if let Some(t) = common.trial_timeout {

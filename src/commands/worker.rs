@@ -7,6 +7,7 @@ use crate::study::WorkerSettings;
 
 pub fn worker(args: JoinArgs) -> anyhow::Result<()> {
     let defaults = WorkerSettings::default();
+    let common = args.common();
     let settings = WorkerSettings {
         name: args.worker.name.unwrap_or(defaults.name),
         stale_after: args.worker.stale_after.0.unwrap_or(defaults.stale_after),
@@ -17,6 +18,6 @@ pub fn worker(args: JoinArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let joining =
-        Joining::read(&args.dir, &args.common, &format!("worker {} joining", settings.name))?.on_own_cpus();
-    joining.run(&args.common, settings, &[])
+        Joining::read(&args.dir, &common, &format!("worker {} joining", settings.name))?.on_own_cpus();
+    joining.run(&common, settings, &[])
 }
