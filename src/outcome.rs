@@ -288,6 +288,10 @@ pub struct StudyOutcome {
     pub progress: Progress,
 }
 
+/// Per-machine ratios to the defaults further apart than this (max / min -
+/// 1) flag a contender as differing across machines.
+pub const UNSTABLE_SPREAD: f64 = 0.10;
+
 /// Which worker and machine measured what, and whether gains hold on each.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Machines {

@@ -6,27 +6,17 @@ use anyhow::{bail, Context};
 use crate::budget::ByteSize;
 use crate::cli::{LaunchArgs, Scheduler};
 use crate::launch::{yaml, Launch, WORKER_OVERHEAD};
-use crate::study::journal;
 
 pub fn launch(args: LaunchArgs) -> anyhow::Result<()> {
     if args.workers == 0 {
         bail!("--workers 0: give at least 1 (one worker a node)");
     }
     let dir = super::absolute(&args.dir)?;
-    let recorded = journal::read_study(&dir).with_context(|| {
-        format!(
-            "{} holds no study: make one first with `kvtune --budget ... --dataset ... --out {} --create-only`",
-            args.dir.display(),
-            args.dir.display()
-        )
-    })?;
-    if recorded.finished {
-        bail!(
-            "the study in {} has finished already: its results are in {}/report.md",
-            dir.display(),
-            dir.display()
-        );
-    }
+    let missing = format!(
+        "study: make one first with `kvtune --budget ... --dataset ... --out {} --create-only`",
+        args.dir.display()
+    );
+    let recorded = super::unfinished_study(&dir, &missing)?;
     let header = &recorded.header;
     let largest = header.verify_scale.map_or(0, |s| s.apply(header.full_budget)).max(header.scaled_budget());
     let launch_dir = dir.join("launch");

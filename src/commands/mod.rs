@@ -17,7 +17,7 @@ mod worker;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::bail;
+use anyhow::{bail, Context};
 
 pub use bench::bench;
 pub use compare::compare;
@@ -64,6 +64,21 @@ fn runner(common: &Common) -> anyhow::Result<ChildRunner> {
         cooldown: Duration::from_secs_f64(common.cooldown.max(0.0)),
     };
     ChildRunner::new(absolute(&common.workdir)?, timeout, quiet)
+}
+
+/// The study recorded in `dir`, refused if it has finished; where `dir`
+/// holds none, the error says it "holds no {missing}".
+fn unfinished_study(dir: &Path, missing: &str) -> anyhow::Result<crate::study::journal::Recorded> {
+    let recorded = crate::study::journal::read_study(dir)
+        .with_context(|| format!("{} holds no {missing}", dir.display()))?;
+    if recorded.finished {
+        bail!(
+            "the study in {} has finished already: its results are in {}/report.md",
+            dir.display(),
+            dir.display()
+        );
+    }
+    Ok(recorded)
 }
 
 fn absolute(path: &Path) -> anyhow::Result<PathBuf> {

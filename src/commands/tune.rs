@@ -13,7 +13,7 @@ use crate::outcome::{Baseline, StudyHeader};
 use crate::record::{Objective, TrialRecord};
 use crate::report::text;
 use crate::space::Space;
-use crate::study::{self, journal, workers, StudySettings, WorkerSettings};
+use crate::study::{self, workers, StudySettings, WorkerSettings};
 use crate::trial::{self, ChildRunner};
 
 pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
@@ -205,20 +205,9 @@ impl Joining {
     /// The study in `dir`, unless it has finished; `doing` says what this
     /// process is doing with it, for the line it prints.
     pub(super) fn read(dir: &Path, common: &Common, doing: &str) -> anyhow::Result<Self> {
-        let recorded = journal::read_study(dir).with_context(|| {
-            format!(
-                "{} holds no kvtune study: give the folder a study was made in (`kvtune ... --out DIR`, with \
-                 --create-only for workers to run it)",
-                dir.display()
-            )
-        })?;
-        if recorded.finished {
-            bail!(
-                "the study in {} has finished already: its results are in {}/report.md",
-                dir.display(),
-                dir.display()
-            );
-        }
+        let missing = "kvtune study: give the folder a study was made in (`kvtune ... --out DIR`, with \
+                       --create-only for workers to run it)";
+        let recorded = super::unfinished_study(dir, missing)?;
         let header = recorded.header;
         if header.kvtune_version != env!("CARGO_PKG_VERSION") && !common.json {
             eprintln!(

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::text::{budget_used, headline, holds, num, ops, p_value, pct, resolution, versus_baseline};
 use crate::budget::ByteSize;
-use crate::outcome::{Machines, Progress, StudyOutcome, Transfer, Verdict};
+use crate::outcome::{Machines, Progress, StudyOutcome, Transfer, Verdict, UNSTABLE_SPREAD};
 use crate::record::{Measurement, Objective, Stage, TrialRecord};
 
 pub fn report(outcome: &StudyOutcome) -> String {
@@ -69,7 +69,7 @@ The study was shared by workers; each confirmation round and racing pair ran on 
         "\nEach contender over the defaults of the same rounds, per machine (mean of the rounds' ratios); flagged \
          where the machines differ by more than {:.0}%, a gain that may not carry to other machines.\n\n\
          | contender | per machine | |\n|---|---|---|",
-        crate::study::machines::UNSTABLE_SPREAD * 100.0
+        UNSTABLE_SPREAD * 100.0
     );
     for r in &m.ratios {
         let cells: Vec<String> =

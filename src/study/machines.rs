@@ -1,17 +1,14 @@
 //! Which worker and machine measured what, and whether a contender's gain
 //! over the defaults holds on every machine. A confirmation round runs on
 //! one worker, so each round's ratio is measured on one machine; a
-//! contender whose ratios differ across machines beyond [`UNSTABLE_SPREAD`]
-//! is flagged, as the TUNA paper's unstable configurations are (a single
+//! contender whose ratios differ across machines beyond
+//! [`crate::outcome::UNSTABLE_SPREAD`] is flagged, as the TUNA paper's unstable configurations are (a single
 //! machine's winner that does not carry to the others).
 
 use std::collections::BTreeMap;
 
-use crate::outcome::{MachineRatios, Machines, WorkerRuns};
+use crate::outcome::{MachineRatios, Machines, WorkerRuns, UNSTABLE_SPREAD};
 use crate::record::{Objective, Stage, TrialRecord};
-
-/// Per-machine ratios further apart than this (max / min - 1) flag a contender.
-pub const UNSTABLE_SPREAD: f64 = 0.10;
 
 pub fn machines(trials: &[TrialRecord], objective: &Objective) -> Machines {
     let mut workers: BTreeMap<(&str, &str), usize> = BTreeMap::new();

@@ -12,7 +12,7 @@
 pub mod compare;
 pub mod history;
 pub mod journal;
-pub mod machines;
+mod machines;
 pub mod plan;
 pub mod racing;
 pub mod task;
@@ -282,34 +282,29 @@ impl Running<'_> {
                 return history.outcome(history.judge(), Progress::Finished, &self.scratch);
             }
             let plan = self.board(&|claim| self.holds(claim)).next();
-            match plan {
-                Plan::Run { task, runs } => {
-                    let claim = self.claim(&mut locked, task, runs, false)?;
-                    drop(locked);
-                    self.execute(&claim)?;
-                }
+            let (task, runs, asked) = match plan {
+                Plan::Run { task, runs } => (task, runs, false),
                 Plan::Ask => {
                     let Some(proposal) = self.ask() else {
                         self.exhausted = true;
                         continue;
                     };
                     let candidate = self.engine.complete(&proposal.candidate, self.header.full_budget);
-                    let Plan::Run { task, runs } =
-                        self.board(&|claim| self.holds(claim)).search_task(candidate, false, proposal.origin)
-                    else {
-                        unreachable!("a search task is a run")
-                    };
-                    let claim = self.claim(&mut locked, task, runs, true)?;
-                    drop(locked);
-                    self.execute(&claim)?;
+                    let (task, runs) =
+                        self.board(&|claim| self.holds(claim)).search_task(candidate, false, proposal.origin);
+                    (task, runs, true)
                 }
                 Plan::Wait => {
                     drop(locked);
                     self.progress.set_message("waiting for other workers' trials");
                     std::thread::sleep(POLL_EVERY);
+                    continue;
                 }
                 Plan::Finish => return self.finish(&mut locked),
-            }
+            };
+            let claim = self.claim(&mut locked, task, runs, asked)?;
+            drop(locked);
+            self.execute(&claim)?;
         }
     }
 

@@ -65,7 +65,10 @@ impl Board<'_> {
                     || self.trials().iter().any(|t| t.is_default && t.stage == Stage::Search);
                 return match defaults_taken {
                     true => Plan::Ask,
-                    false => self.search_task(self.defaults.clone(), true, "defaults".into()),
+                    false => {
+                        let (task, runs) = self.search_task(self.defaults.clone(), true, "defaults".into());
+                        Plan::Run { task, runs }
+                    }
                 };
             }
             if self.in_flight() {
@@ -109,16 +112,18 @@ impl Board<'_> {
     }
 
     /// A search trial of `candidate`, labelled by its number (`defaults` for them).
-    pub fn search_task(&self, candidate: Candidate, is_default: bool, origin: String) -> Plan {
+    pub fn search_task(
+        &self,
+        candidate: Candidate,
+        is_default: bool,
+        origin: String,
+    ) -> (String, Vec<PlannedRun>) {
         let number = self.next_number();
         let label = if is_default { "defaults".to_string() } else { format!("#{number}") };
         let task = if is_default { DEFAULTS_TASK.to_string() } else { format!("search:{label}") };
         let entrant = Entrant { label, candidate, is_default, origin };
         let budget = self.history.header.scaled_budget();
-        Plan::Run {
-            task,
-            runs: vec![PlannedRun { number, stage: Stage::Search, round: None, budget, entrant }],
-        }
+        (task, vec![PlannedRun { number, stage: Stage::Search, round: None, budget, entrant }])
     }
 
     fn confirmation_began(&self) -> bool {

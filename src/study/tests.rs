@@ -483,18 +483,47 @@ impl TrialRunner for StopAt<'_> {
     }
 }
 
-#[test]
-fn a_resumed_study_tells_its_sampler_what_a_live_one_told_it() {
+/// A study run whole with the learning sampler, and the same study stopped
+/// (as by Ctrl-C) at its 4th run.
+struct LiveAndCut {
+    header: StudyHeader,
+    live: StudyOutcome,
+    live_log: Rc<RefCell<Vec<String>>>,
+    cut: Run,
+    stopped: anyhow::Result<StudyOutcome>,
+}
+
+fn live_and_cut() -> LiveAndCut {
     let header = header(6, 1, 2);
     let whole = Run::new();
     let (sampler, live_log) = learning();
     let live = whole.study(header.clone(), None, sampler, &ScriptedRunner::new(by_bloom)).unwrap();
-
     let cut = Run::new();
     let (sampler, _) = learning();
     let scripted = ScriptedRunner::new(by_bloom);
     let stopped = cut.study(header.clone(), None, sampler, &StopAt { inner: &scripted, at: 4 });
-    assert!(stopped.unwrap_err().downcast_ref::<Interrupted>().is_some());
+    LiveAndCut { header, live, live_log, cut, stopped }
+}
+
+impl LiveAndCut {
+    /// Resumes the cut study and checks it asked, told and ran what the live one did.
+    fn resumed_as_live(self, prior: Vec<TrialRecord>) {
+        let (sampler, resumed_log) = learning();
+        let resumed =
+            self.cut.study(self.header, Some(prior), sampler, &ScriptedRunner::new(by_bloom)).unwrap();
+        assert_eq!(*resumed_log.borrow(), *self.live_log.borrow());
+        let plan = |o: &StudyOutcome| {
+            o.trials.iter().map(|t| (t.label.clone(), t.candidate.clone())).collect::<Vec<_>>()
+        };
+        assert_eq!(plan(&resumed), plan(&self.live));
+    }
+}
+
+#[test]
+fn a_resumed_study_tells_its_sampler_what_a_live_one_told_it() {
+    let run = live_and_cut();
+    let cut = &run.cut;
+    assert!(run.stopped.as_ref().unwrap_err().downcast_ref::<Interrupted>().is_some());
     let prior = cut.journal_trials();
     assert_eq!(prior.len(), 3);
     // The report was rewritten when the study stopped, and says so.
@@ -503,13 +532,7 @@ fn a_resumed_study_tells_its_sampler_what_a_live_one_told_it() {
     assert!(!stopped_page.contains("http-equiv=\"refresh\""), "a stopped study's page does not reload");
     assert!(stopped_page.contains("3 search trials so far"), "{stopped_page}");
 
-    let (sampler, resumed_log) = learning();
-    let resumed = cut.study(header, Some(prior), sampler, &ScriptedRunner::new(by_bloom)).unwrap();
-    assert_eq!(*resumed_log.borrow(), *live_log.borrow());
-    let plan = |o: &StudyOutcome| {
-        o.trials.iter().map(|t| (t.label.clone(), t.candidate.clone())).collect::<Vec<_>>()
-    };
-    assert_eq!(plan(&resumed), plan(&live));
+    run.resumed_as_live(prior);
 }
 
 #[test]
@@ -748,17 +771,9 @@ fn a_worker_with_a_live_heartbeat_keeps_its_claim() {
 
 #[test]
 fn a_journal_written_before_claims_resumes_with_the_same_proposals() {
-    let header = header(6, 1, 2);
-    let whole = Run::new();
-    let (sampler, live_log) = learning();
-    let live = whole.study(header.clone(), None, sampler, &ScriptedRunner::new(by_bloom)).unwrap();
-
-    let cut = Run::new();
-    let (sampler, _) = learning();
-    let scripted = ScriptedRunner::new(by_bloom);
-    let _ = cut.study(header.clone(), None, sampler, &StopAt { inner: &scripted, at: 4 });
+    let run = live_and_cut();
     // As an older kvtune wrote it: no claims, no workers.
-    let path = cut.out().join("journal.jsonl");
+    let path = run.cut.out().join("journal.jsonl");
     let old: String = std::fs::read_to_string(&path)
         .unwrap()
         .lines()
@@ -766,11 +781,5 @@ fn a_journal_written_before_claims_resumes_with_the_same_proposals() {
         .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(&path, old).unwrap();
-    let (sampler, resumed_log) = learning();
-    let resumed = cut.study(header, Some(vec![]), sampler, &ScriptedRunner::new(by_bloom)).unwrap();
-    assert_eq!(*resumed_log.borrow(), *live_log.borrow());
-    let plan = |o: &StudyOutcome| {
-        o.trials.iter().map(|t| (t.label.clone(), t.candidate.clone())).collect::<Vec<_>>()
-    };
-    assert_eq!(plan(&resumed), plan(&live));
+    run.resumed_as_live(vec![]);
 }
