@@ -131,6 +131,13 @@ fn slurm() -> bool {
     false
 }
 
+/// Sends `name` to every process of a Slurm array task (`JOB_TASK`).
+fn signal(array_task: &str, name: &str) {
+    let sent =
+        Command::new("scancel").args(["--full", &format!("--signal={name}"), array_task]).output().unwrap();
+    assert!(sent.status.success(), "scancel --signal={name}: {}", text(&sent));
+}
+
 #[test]
 fn a_slurm_array_job_runs_a_study_and_a_worker_killed_mid_trial_loses_nothing() {
     if !slurm() {
@@ -169,11 +176,17 @@ fn a_slurm_array_job_runs_a_study_and_a_worker_killed_mid_trial_loses_nothing() 
         if let Some(c) = running.filter(|c| unix_now() - c.at > 0.7) {
             let array_task = c.worker.trim_start_matches("slurm-").replacen('-', "_", 1);
             let trial_dirs = walk(&work.join(c.worker.trim_start_matches("slurm-")));
+            // Freeze it first, then look again: a trial that ended before
+            // the freeze is not mid-trial, and the worker is let go on.
             if !trial_dirs.is_empty() {
-                let kill =
-                    Command::new("scancel").args(["--full", "--signal=KILL", &array_task]).output().unwrap();
-                assert!(kill.status.success(), "{}", text(&kill));
-                break (c.worker.clone(), c.task.clone(), unix_now());
+                signal(&array_task, "STOP");
+                let recorded: BTreeSet<usize> =
+                    journal::trials(&self::entries(&study)).iter().map(|t| t.number).collect();
+                if c.runs.iter().any(|r| !recorded.contains(&r.number)) {
+                    signal(&array_task, "KILL");
+                    break (c.worker.clone(), c.task.clone(), unix_now());
+                }
+                signal(&array_task, "CONT");
             }
         }
         std::thread::sleep(Duration::from_millis(100));

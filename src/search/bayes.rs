@@ -1,6 +1,7 @@
 //! `--strategy bayes`: a Gaussian process (friedrich: Matérn 5/2 kernel,
-//! constant prior, kernel and noise fitted by maximum likelihood) over the
-//! encoded space, and the next candidate where the expected improvement
+//! constant prior) over the encoded space, with a length scale of its own
+//! for each parameter and a noise term, all fitted by maximum likelihood;
+//! and the next candidate where the expected improvement
 //! over the best predicted so far is largest, found from many random points
 //! and polished by Nelder-Mead from the best few (argmin). Candidates that
 //! failed, were killed or rejected are taught to the model as a penalty
@@ -9,7 +10,7 @@
 use argmin::core::{CostFunction, Executor};
 use argmin::solver::neldermead::NelderMead;
 use friedrich::gaussian_process::GaussianProcess;
-use friedrich::kernel::{Kernel, Matern2};
+use friedrich::kernel::Matern2;
 use friedrich::prior::ConstantPrior;
 use nalgebra::{DMatrix, DVector};
 use rand::rngs::StdRng;
@@ -54,6 +55,8 @@ pub struct BayesSampler {
 pub struct Observations {
     pub xs: Vec<Vec<f64>>,
     pub ys: Vec<f64>,
+    /// The parameter each coordinate belongs to.
+    param_of: Vec<usize>,
 }
 
 impl Observations {
@@ -84,56 +87,164 @@ impl Observations {
             ok.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), y| (l.min(*y), h.max(*y)));
         let penalty = if ok.is_empty() { 0.0 } else { low - 0.5 * (high - low) - 0.1 };
         let (xs, ys) = groups.into_iter().zip(means).map(|((x, _), y)| (x, y.unwrap_or(penalty))).unzip();
-        Observations { xs, ys }
+        let param_of = (0..encoding.len()).map(|c| encoding.param_of(c)).collect();
+        Observations { xs, ys, param_of }
     }
 
-    /// A Gaussian process fitted to the standardised scores, with the
-    /// standardisation (mean, standard deviation) to undo it. The length
-    /// scale and the noise are those of the largest marginal likelihood over
-    /// a grid: friedrich's own gradient fit settles on "all noise" with few
-    /// points, and its `likelihood()` leaves out the log-determinant, so
-    /// kvtune computes the likelihood itself on friedrich's kernel.
-    pub fn fit(&self) -> Option<(Model, f64, f64)> {
+    /// A Gaussian process fitted to the standardised scores. Its length
+    /// scales (one per parameter: automatic relevance determination, so a
+    /// parameter that does not matter stops blurring the ones that do) and
+    /// its noise are those of the largest marginal likelihood found by a
+    /// search over grids: first one length scale for all, then each
+    /// parameter's in turn, then the noise, twice over. friedrich's own
+    /// gradient fit settles on "all noise" with few points and has one length
+    /// scale, so kvtune computes the likelihood itself.
+    pub fn fit(&self) -> Option<Surrogate> {
         if self.xs.len() < 3 {
             return None;
         }
         let n = self.ys.len() as f64;
         let mean = self.ys.iter().sum::<f64>() / n;
         let sd = (self.ys.iter().map(|y| (y - mean).powi(2)).sum::<f64>() / n).sqrt().max(1e-9);
-        let ys: Vec<f64> = self.ys.iter().map(|y| (y - mean) / sd).collect();
-        let inputs = DMatrix::from_fn(self.xs.len(), self.xs[0].len(), |i, j| self.xs[i][j]);
-        let (kernel, noise) = LENGTH_SCALES
+        let ys = DVector::from_iterator(self.ys.len(), self.ys.iter().map(|y| (y - mean) / sd));
+        let params = self.param_of.iter().max().map_or(0, |p| p + 1);
+        let distances = Distances::new(&self.xs, &self.param_of, params);
+        let likelihood = |h: &Hyper| distances.log_likelihood(&ys, h);
+        let mut best = LENGTH_SCALES
             .iter()
-            .flat_map(|ls| NOISES.iter().map(move |noise| (Matern2::new(*ls, 1.0), *noise)))
-            .max_by(|a, b| {
-                log_likelihood(&inputs, &ys, &a.0, a.1).total_cmp(&log_likelihood(&inputs, &ys, &b.0, b.1))
-            })?;
-        let model =
-            GaussianProcess::new(ConstantPrior::new(0.0), kernel, noise, Some(1e-9), self.xs.clone(), ys);
-        Some((model, mean, sd))
+            .flat_map(|ls| {
+                NOISES.iter().map(move |noise| Hyper { length_scales: vec![*ls; params], noise: *noise })
+            })
+            .map(|h| (likelihood(&h), h))
+            .max_by(|a, b| a.0.total_cmp(&b.0))?;
+        for _ in 0..SWEEPS {
+            for p in (0..params).filter(|p| distances.varies(*p)) {
+                for ls in RELEVANCE_SCALES {
+                    let mut h = best.1.clone();
+                    h.length_scales[p] = ls;
+                    best = better(best, (likelihood(&h), h));
+                }
+            }
+            for noise in NOISES {
+                let h = Hyper { noise, ..best.1.clone() };
+                best = better(best, (likelihood(&h), h));
+            }
+        }
+        let Hyper { length_scales, noise } = best.1;
+        let stretch: Vec<f64> = self.param_of.iter().map(|p| 1.0 / length_scales[*p]).collect();
+        let inputs: Vec<Vec<f64>> = self.xs.iter().map(|x| stretched(x, &stretch)).collect();
+        let model = GaussianProcess::new(
+            ConstantPrior::new(0.0),
+            Matern2::new(1.0, 1.0),
+            noise,
+            Some(1e-9),
+            inputs,
+            ys.iter().copied().collect(),
+        );
+        Some(Surrogate { model, stretch, sd })
     }
 }
 
-/// Length scales tried, in the unit cube's terms.
+/// The fitted model: friedrich's Matérn 5/2 with a unit length scale, on
+/// coordinates stretched by the inverse of their parameter's length scale
+/// (the same as a length scale per parameter), in standardised scores.
+pub struct Surrogate {
+    model: Model,
+    stretch: Vec<f64>,
+    /// Standard deviation of the scores: a prediction's unit, in score units.
+    pub sd: f64,
+}
+
+impl Surrogate {
+    pub fn predict(&self, x: &[f64]) -> f64 {
+        self.model.predict(&stretched(x, &self.stretch))
+    }
+
+    pub fn predict_mean_variance(&self, x: &[f64]) -> (f64, f64) {
+        self.model.predict_mean_variance(&stretched(x, &self.stretch))
+    }
+}
+
+fn stretched(x: &[f64], stretch: &[f64]) -> Vec<f64> {
+    x.iter().zip(stretch).map(|(v, s)| v * s).collect()
+}
+
+/// Length scales tried for all parameters at once, in the unit cube's terms.
 const LENGTH_SCALES: [f64; 6] = [0.1, 0.2, 0.35, 0.6, 1.0, 2.0];
+/// Length scales tried for one parameter; the last is long enough to say
+/// the parameter does not matter.
+const RELEVANCE_SCALES: [f64; 7] = [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 50.0];
 /// Noise standard deviations tried, in standard deviations of the scores.
 const NOISES: [f64; 5] = [0.05, 0.1, 0.2, 0.4, 0.7];
+/// Passes over the parameters' length scales and the noise.
+const SWEEPS: usize = 2;
 
-/// The log marginal likelihood of standardised `ys` at `inputs` under a
-/// zero-mean process with `kernel` and white noise of standard deviation
-/// `noise`: -(y'K^-1 y + log|K| + n log 2 pi) / 2.
-fn log_likelihood(inputs: &DMatrix<f64>, ys: &[f64], kernel: &Matern2, noise: f64) -> f64 {
-    let n = ys.len();
-    let k = DMatrix::from_fn(n, n, |i, j| {
-        kernel.kernel(&inputs.row(i), &inputs.row(j)) + if i == j { noise * noise } else { 0.0 }
-    });
-    let Some(cholesky) = k.cholesky() else {
-        return f64::NEG_INFINITY;
-    };
-    let y = DVector::from_column_slice(ys);
-    let alpha = cholesky.l().solve_lower_triangular(&y).unwrap_or_else(|| y.clone());
-    let log_det: f64 = 2.0 * cholesky.l().diagonal().iter().map(|d| d.ln()).sum::<f64>();
-    -(alpha.norm_squared() + log_det + n as f64 * (2.0 * std::f64::consts::PI).ln()) / 2.0
+/// Hyperparameters: a length scale per parameter and the noise.
+#[derive(Clone)]
+struct Hyper {
+    length_scales: Vec<f64>,
+    noise: f64,
+}
+
+fn better(a: (f64, Hyper), b: (f64, Hyper)) -> (f64, Hyper) {
+    if b.0 > a.0 {
+        b
+    } else {
+        a
+    }
+}
+
+/// Squared distances between the observations, one matrix per parameter,
+/// so each likelihood the fit tries only weighs and sums them.
+struct Distances {
+    per_param: Vec<DMatrix<f64>>,
+}
+
+impl Distances {
+    fn new(xs: &[Vec<f64>], param_of: &[usize], params: usize) -> Self {
+        let n = xs.len();
+        let mut per_param = vec![DMatrix::zeros(n, n); params];
+        for i in 0..n {
+            for j in 0..i {
+                for (c, p) in param_of.iter().enumerate() {
+                    let d = (xs[i][c] - xs[j][c]).powi(2);
+                    per_param[*p][(i, j)] += d;
+                    per_param[*p][(j, i)] += d;
+                }
+            }
+        }
+        Distances { per_param }
+    }
+
+    /// Whether the observations differ in parameter `p` at all.
+    fn varies(&self, p: usize) -> bool {
+        self.per_param[p].iter().any(|d| *d > 0.0)
+    }
+
+    /// The log marginal likelihood of standardised `ys` under a zero-mean
+    /// process with Matérn 5/2 kernel and white noise:
+    /// -(y'K^-1 y + log|K| + n log 2 pi) / 2.
+    fn log_likelihood(&self, ys: &DVector<f64>, hyper: &Hyper) -> f64 {
+        let n = ys.len();
+        let mut squared = DMatrix::zeros(n, n);
+        for (d, ls) in self.per_param.iter().zip(&hyper.length_scales) {
+            squared += d / (ls * ls);
+        }
+        let k = squared.map(matern52) + DMatrix::identity(n, n) * hyper.noise.powi(2);
+        let Some(cholesky) = k.cholesky() else {
+            return f64::NEG_INFINITY;
+        };
+        let alpha = cholesky.l().solve_lower_triangular(ys).unwrap_or_else(|| ys.clone());
+        let log_det: f64 = 2.0 * cholesky.l().diagonal().iter().map(|d| d.ln()).sum::<f64>();
+        -(alpha.norm_squared() + log_det + n as f64 * (2.0 * std::f64::consts::PI).ln()) / 2.0
+    }
+}
+
+/// Matérn 5/2 with unit length scale and amplitude, of a squared distance:
+/// friedrich's `Matern2` kernel.
+fn matern52(squared: f64) -> f64 {
+    let r = (5.0 * squared).sqrt();
+    (1.0 + r + r * r / 3.0) * (-r).exp()
 }
 
 impl BayesSampler {
@@ -186,7 +297,7 @@ fn expected_improvement(mean: f64, variance: f64, best: f64) -> f64 {
 /// at the snapped point.
 #[derive(Clone, Copy)]
 struct NegativeEi<'a> {
-    model: &'a Model,
+    model: &'a Surrogate,
     encoding: &'a Encoding,
     space: &'a Space,
     best: f64,
@@ -241,7 +352,7 @@ fn polish(acquisition: &NegativeEi, start: &[f64]) -> Vec<f64> {
 impl Sampler for BayesSampler {
     fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Proposal> {
         let observations = Observations::gather(space, &self.encoding, history, &self.objective);
-        let Some((model, _, sd)) = observations.fit() else {
+        let Some(model) = observations.fit() else {
             // Too little to model: a random candidate.
             let candidate = (0..100).map(|_| space.sample(&mut self.rng)).find(|c| !seen(history, c))?;
             return Some(Proposal { candidate, origin: "random".into() });
@@ -263,11 +374,43 @@ impl Sampler for BayesSampler {
         };
         // The improvement in score units (log of the objective), against the
         // noise of one run as racing measured it.
-        self.flat = if ei * sd < resolvable(history, &self.objective) { self.flat + 1 } else { 0 };
+        self.flat = if ei * model.sd < resolvable(history, &self.objective) { self.flat + 1 } else { 0 };
         if self.flat >= STOP_AFTER && self.proposed >= MIN_PROPOSALS {
             return None;
         }
         self.proposed += 1;
         Some(Proposal { candidate: self.encoding.decode(space, &x), origin: "model".into() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use friedrich::kernel::Kernel;
+    use nalgebra::RowDVector;
+    use rand::{Rng, SeedableRng};
+
+    use super::*;
+
+    #[test]
+    fn the_likelihood_weighs_distances_as_friedrichs_kernel_does() {
+        let (a, b) = ([0.2, 0.9, 0.4], [0.7, 0.1, 0.4]);
+        let squared: f64 = a.iter().zip(&b).map(|(x, y)| (x - y) * (x - y)).sum();
+        let kernel =
+            Matern2::new(1.0, 1.0).kernel(&RowDVector::from_row_slice(&a), &RowDVector::from_row_slice(&b));
+        assert!((matern52(squared) - kernel).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_parameter_that_does_not_matter_gets_a_long_length_scale() {
+        // Two parameters, one coordinate each; the score follows the first.
+        let mut rng = StdRng::seed_from_u64(3);
+        let xs: Vec<Vec<f64>> = (0..24).map(|_| vec![rng.random::<f64>(), rng.random::<f64>()]).collect();
+        let ys = xs.iter().map(|x| (6.0 * x[0]).sin() + 0.01 * rng.random::<f64>()).collect();
+        let surrogate = Observations { xs, ys, param_of: vec![0, 1] }.fit().unwrap();
+        let (matters, idle) = (1.0 / surrogate.stretch[0], 1.0 / surrogate.stretch[1]);
+        assert!(matters <= 1.0 && idle >= 5.0, "length scales {matters} and {idle}");
+        // It predicts from the first alone: moving the second changes nothing.
+        let moved = (surrogate.predict(&[0.3, 0.0]) - surrogate.predict(&[0.3, 1.0])).abs();
+        assert!(moved < 0.05 * surrogate.predict(&[0.3, 0.5]).abs().max(0.1), "moved by {moved}");
     }
 }

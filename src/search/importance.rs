@@ -26,7 +26,7 @@ pub fn importances(
     seed: u64,
 ) -> Vec<(String, f64)> {
     let encoding = Encoding::new(space);
-    let Some((model, _, _)) = Observations::gather(space, &encoding, history, objective).fit() else {
+    let Some(model) = Observations::gather(space, &encoding, history, objective).fit() else {
         return vec![];
     };
     let mut rng = StdRng::seed_from_u64(seed);
