@@ -16,6 +16,7 @@ use kvtune::engine::{rocksdb::RocksDb, Engine};
 use kvtune::outcome::{Strategy, StudyHeader};
 use kvtune::record::{Measurement, Objective, Status};
 use kvtune::scale::Scale;
+use kvtune::search::Admissible;
 use kvtune::space::Space;
 use kvtune::study::{self, StudySettings};
 use kvtune::trial::{TrialRunner, TrialSpec};
@@ -70,7 +71,7 @@ fn overhead(strategy: Strategy, trials: usize) -> (usize, f64, f64) {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let runner = Instant0 { starts: RefCell::new(vec![]) };
     let header = header(strategy, trials, &space);
-    let sampler = strategy.sampler(&space, trials, header.seed, &Objective::Throughput);
+    let sampler = strategy.sampler(&space, trials, header.seed, &Objective::Throughput, Admissible::any());
     let began = Instant::now();
     study::run(StudySettings {
         header,

@@ -453,6 +453,10 @@ pub struct TableArgs {
     /// Runs of each point.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub repeat: usize,
+    /// Continue only the K points of the table with the best mean so far, up to --repeat runs each: the
+    /// table's leaders measured until its best is not a lucky draw (each round still runs them in a random order).
+    #[arg(long, value_name = "K")]
+    pub top: Option<usize>,
     /// The CSV table to write (continued if it exists).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,

@@ -2,7 +2,9 @@
 //! times and writes them as a CSV table, so search strategies can be
 //! compared on look-ups of real measurements (`cargo bench --bench search`).
 //! Rounds run every point once in a random order; a table already written
-//! is continued, so an interrupted recording loses nothing.
+//! is continued, so an interrupted recording loses nothing. `--top K`
+//! continues only the table's K best points: its leaders are measured again
+//! until the best mean is not a lucky draw.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -27,13 +29,18 @@ pub fn table(args: TableArgs) -> anyhow::Result<()> {
             points.len()
         );
     }
+    let names: Vec<String> = space.params.iter().map(|p| p.name.clone()).collect();
+    let recorded = read_recorded(&args.out, &names)?;
+    let points = match args.top {
+        Some(k) => leaders(points, &names, &recorded, k, &args.out)?,
+        None => points,
+    };
     let dataset = load_dataset(&args.dataset, None, args.common.pace)?;
     let runner = runner(&args.common)?;
     let asked = args.common.scale.map(|s| (s, "as asked (--scale)"));
     let choice = pick_scale(&args.common, asked, engine, &dataset, args.budget.0, &runner)?;
     let budget = choice.scale.apply(args.budget.0);
-    let names: Vec<String> = space.params.iter().map(|p| p.name.clone()).collect();
-    let mut done = read_done(&args.out, &names)?;
+    let mut done: HashMap<Vec<String>, usize> = recorded.into_iter().map(|(k, r)| (k, r.runs)).collect();
     for (round, index) in trial::rounds(points.len(), args.repeat, args.common.seed) {
         let key = key(&names, &points[index]);
         if done.get(&key).copied().unwrap_or(0) > round {
@@ -55,18 +62,60 @@ fn key(names: &[String], point: &Candidate) -> Vec<String> {
     names.iter().map(|n| point[n].to_string()).collect()
 }
 
-/// How many runs of each point the table at `path` already holds.
-fn read_done(path: &std::path::Path, names: &[String]) -> anyhow::Result<HashMap<Vec<String>, usize>> {
-    let mut done = HashMap::new();
+/// What the table holds of one point.
+#[derive(Default)]
+struct Recorded {
+    /// Its runs, failed ones included.
+    runs: usize,
+    /// The throughput of its runs that finished.
+    ok: Vec<f64>,
+}
+
+/// What the table at `path` already holds of each point.
+fn read_recorded(path: &std::path::Path, names: &[String]) -> anyhow::Result<HashMap<Vec<String>, Recorded>> {
+    let mut recorded: HashMap<Vec<String>, Recorded> = HashMap::new();
     if !path.exists() {
-        return Ok(done);
+        return Ok(recorded);
     }
     let mut reader = csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
     for row in reader.records() {
-        let row = row?;
-        *done.entry(row.iter().take(names.len()).map(String::from).collect()).or_default() += 1;
+        let row = row.with_context(|| format!("reading {}", path.display()))?;
+        let point = recorded.entry(row.iter().take(names.len()).map(String::from).collect()).or_default();
+        point.runs += 1;
+        if row.get(names.len() + 1) == Some("ok") {
+            point.ok.extend(row.get(names.len() + 2).and_then(|ops| ops.parse::<f64>().ok()));
+        }
     }
-    Ok(done)
+    Ok(recorded)
+}
+
+/// The `k` points with the best mean throughput in the table so far (`--top`).
+fn leaders(
+    points: Vec<Candidate>,
+    names: &[String],
+    recorded: &HashMap<Vec<String>, Recorded>,
+    k: usize,
+    path: &std::path::Path,
+) -> anyhow::Result<Vec<Candidate>> {
+    if k == 0 {
+        bail!(
+            "--top 0 would measure nothing: give the number of leading points to measure again, e.g. --top 8"
+        );
+    }
+    let mean = |point: &Candidate| {
+        let ok = &recorded.get(&key(names, point))?.ok;
+        (!ok.is_empty()).then(|| ok.iter().sum::<f64>() / ok.len() as f64)
+    };
+    let mut ranked: Vec<(f64, Candidate)> = points.into_iter().filter_map(|p| Some((mean(&p)?, p))).collect();
+    if ranked.is_empty() {
+        bail!(
+            "--top continues a table's best points, and {} holds no finished run of this space's points: \
+             record the table first without --top",
+            path.display()
+        );
+    }
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+    Ok(ranked.into_iter().take(k).map(|(_, p)| p).collect())
 }
 
 /// Appends one run (writing the header first into a new file).

@@ -339,7 +339,7 @@ fn run_study(
     resume: bool,
     space: Space,
     out_dir: PathBuf,
-    engine: &dyn Engine,
+    engine: &'static dyn Engine,
     runner: ChildRunner,
     json: bool,
     worker: WorkerSettings,
@@ -362,7 +362,10 @@ fn run_study(
             out_dir.display()
         );
     }
-    let sampler = header.strategy.sampler(&space, header.trials, header.seed, &header.objectives[0]);
+    let admissible =
+        study::admissible(engine, header.dataset.clone(), header.full_budget, header.scaled_budget());
+    let sampler =
+        header.strategy.sampler(&space, header.trials, header.seed, &header.objectives[0], admissible);
     let outcome = study::run(StudySettings {
         header: header.clone(),
         resume,

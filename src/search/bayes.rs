@@ -4,8 +4,13 @@
 //! and the next candidate where the expected improvement
 //! over the best predicted so far is largest, found from many random points
 //! and polished by Nelder-Mead from the best few (argmin). Candidates that
-//! failed, were killed or rejected are taught to the model as a penalty
-//! below the worst success, so neither they nor their neighbours come back.
+//! failed or were stopped are taught to the model as a penalty below the
+//! worst success, so neither they nor their neighbours come back. Where runs
+//! were killed for memory, a second process learns which points fit, and
+//! the improvement is weighed by the chance a point fits (constrained
+//! Bayesian optimisation, as in Gardner et al., ICML 2014); candidates the
+//! study would reject before running them (its memory model) get no
+//! expected improvement at all.
 
 use argmin::core::{CostFunction, Executor};
 use argmin::solver::neldermead::NelderMead;
@@ -16,10 +21,13 @@ use nalgebra::{DMatrix, DVector};
 use rand::rngs::StdRng;
 use statrs::distribution::{Continuous, ContinuousCDF, Normal};
 
-use super::{seen, Encoding, Proposal, Sampler};
-use crate::record::{Objective, Stage, TrialRecord};
+use super::{seen, untried, Admissible, Encoding, Proposal, Sampler};
+use crate::record::{Objective, Stage, Status, TrialRecord};
 use crate::space::Space;
 
+/// The least chance to fit in memory a proposal may have, once runs have
+/// been killed for memory.
+const MIN_CHANCE_TO_FIT: f64 = 0.9;
 /// Random points the acquisition is evaluated at, per ask.
 const POOL: usize = 512;
 /// Best pool points polished by Nelder-Mead.
@@ -47,11 +55,14 @@ pub struct BayesSampler {
     flat: usize,
     /// Proposals the model has made.
     proposed: usize,
+    /// Only admissible candidates are proposed: the acquisition is
+    /// maximised over them.
+    admissible: Admissible,
 }
 
 /// The model's training data: each distinct candidate tried, its mean score
 /// over its successful runs (search and racing), or a penalty if it never
-/// succeeded.
+/// succeeded for a reason other than memory.
 pub struct Observations {
     pub xs: Vec<Vec<f64>>,
     pub ys: Vec<f64>,
@@ -59,36 +70,76 @@ pub struct Observations {
     param_of: Vec<usize>,
 }
 
+/// One distinct candidate's search and racing runs.
+struct Tried {
+    x: Vec<f64>,
+    scores: Vec<f64>,
+    /// Every run of it was killed for memory by its cgroup.
+    killed: bool,
+}
+
+/// The search trials grouped by candidate, in the order first tried.
+fn tried(space: &Space, encoding: &Encoding, history: &[TrialRecord], objective: &Objective) -> Vec<Tried> {
+    let mut labels: Vec<&str> = vec![];
+    let mut groups: Vec<Tried> = vec![];
+    for t in history.iter().filter(|t| t.stage.is_search()) {
+        let at = labels.iter().position(|l| *l == t.label).unwrap_or_else(|| {
+            labels.push(&t.label);
+            groups.push(Tried { x: encoding.encode(space, &t.candidate), scores: vec![], killed: true });
+            labels.len() - 1
+        });
+        groups[at].scores.extend(objective.score(&t.measurement));
+        groups[at].killed &= t.measurement.status == Status::Infeasible;
+    }
+    groups
+}
+
+/// The parameter each coordinate of the encoding belongs to.
+fn param_of(encoding: &Encoding) -> Vec<usize> {
+    (0..encoding.len()).map(|c| encoding.param_of(c)).collect()
+}
+
 impl Observations {
+    /// The objective's observations. A candidate killed for memory is left
+    /// to [`Observations::feasibility`]: taught as a penalty it would drag
+    /// down the region next to it, and the budget's edge is where the best
+    /// option sets tend to sit (more cache helps until it does not fit).
     pub fn gather(
         space: &Space,
         encoding: &Encoding,
         history: &[TrialRecord],
         objective: &Objective,
     ) -> Self {
-        let mut labels: Vec<&str> = vec![];
-        let mut groups: Vec<(Vec<f64>, Vec<f64>)> = vec![];
-        for t in history.iter().filter(|t| t.stage.is_search()) {
-            let at = labels.iter().position(|l| *l == t.label).unwrap_or_else(|| {
-                labels.push(&t.label);
-                groups.push((encoding.encode(space, &t.candidate), vec![]));
-                labels.len() - 1
-            });
-            if let Some(score) = objective.score(&t.measurement) {
-                groups[at].1.push(score);
-            }
-        }
+        let groups: Vec<Tried> =
+            tried(space, encoding, history, objective).into_iter().filter(|g| !g.killed).collect();
         let means: Vec<Option<f64>> = groups
             .iter()
-            .map(|(_, s)| (!s.is_empty()).then(|| s.iter().sum::<f64>() / s.len() as f64))
+            .map(|g| (!g.scores.is_empty()).then(|| g.scores.iter().sum::<f64>() / g.scores.len() as f64))
             .collect();
         let ok: Vec<f64> = means.iter().flatten().copied().collect();
         let (low, high) =
             ok.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), y| (l.min(*y), h.max(*y)));
         let penalty = if ok.is_empty() { 0.0 } else { low - 0.5 * (high - low) - 0.1 };
-        let (xs, ys) = groups.into_iter().zip(means).map(|((x, _), y)| (x, y.unwrap_or(penalty))).unzip();
-        let param_of = (0..encoding.len()).map(|c| encoding.param_of(c)).collect();
-        Observations { xs, ys, param_of }
+        let (xs, ys) = groups.into_iter().zip(means).map(|(g, y)| (g.x, y.unwrap_or(penalty))).unzip();
+        Observations { xs, ys, param_of: param_of(encoding) }
+    }
+
+    /// Whether each candidate fitted in memory: +1 where a run got past the
+    /// memory limit, -1 where every run was killed for memory. `None` until
+    /// both have been seen, when there is nothing to tell apart.
+    pub fn feasibility(
+        space: &Space,
+        encoding: &Encoding,
+        history: &[TrialRecord],
+        objective: &Objective,
+    ) -> Option<Self> {
+        let groups = tried(space, encoding, history, objective);
+        let killed = groups.iter().filter(|g| g.killed).count();
+        if killed == 0 || killed == groups.len() {
+            return None;
+        }
+        let (xs, ys) = groups.into_iter().map(|g| (g.x, if g.killed { -1.0 } else { 1.0 })).unzip();
+        Some(Observations { xs, ys, param_of: param_of(encoding) })
     }
 
     /// A Gaussian process fitted to the standardised scores. Its length
@@ -141,7 +192,7 @@ impl Observations {
             inputs,
             ys.iter().copied().collect(),
         );
-        Some(Surrogate { model, stretch, sd })
+        Some(Surrogate { model, stretch, mean, sd })
     }
 }
 
@@ -151,6 +202,8 @@ impl Observations {
 pub struct Surrogate {
     model: Model,
     stretch: Vec<f64>,
+    /// Mean of the scores, where a prediction of 0 lies.
+    mean: f64,
     /// Standard deviation of the scores: a prediction's unit, in score units.
     pub sd: f64,
 }
@@ -162,6 +215,13 @@ impl Surrogate {
 
     pub fn predict_mean_variance(&self, x: &[f64]) -> (f64, f64) {
         self.model.predict_mean_variance(&stretched(x, &self.stretch))
+    }
+    /// The chance the process is above zero in the scores' own units (for
+    /// the feasibility model: that the point fits in memory).
+    pub fn chance_positive(&self, x: &[f64]) -> f64 {
+        let (mean, variance) = self.predict_mean_variance(x);
+        let raw_mean = self.mean + self.sd * mean;
+        Normal::standard().cdf(raw_mean / (self.sd * variance.max(1e-12).sqrt()))
     }
 }
 
@@ -248,8 +308,8 @@ fn matern52(squared: f64) -> f64 {
 }
 
 impl BayesSampler {
-    pub fn new(space: &Space, objective: Objective, rng: StdRng) -> Self {
-        BayesSampler { encoding: Encoding::new(space), objective, rng, flat: 0, proposed: 0 }
+    pub fn new(space: &Space, objective: Objective, rng: StdRng, admissible: Admissible) -> Self {
+        BayesSampler { encoding: Encoding::new(space), objective, rng, flat: 0, proposed: 0, admissible }
     }
 }
 
@@ -294,21 +354,34 @@ fn expected_improvement(mean: f64, variance: f64, best: f64) -> f64 {
 }
 
 /// The acquisition as argmin minimises it: minus the expected improvement
-/// at the snapped point.
+/// at the snapped point, none where the candidate is not admissible.
 #[derive(Clone, Copy)]
 struct NegativeEi<'a> {
     model: &'a Surrogate,
     encoding: &'a Encoding,
     space: &'a Space,
+    admissible: &'a Admissible,
+    /// Where runs were killed for memory: the improvement counts only as
+    /// likely as the point is to fit.
+    fits: Option<&'a Surrogate>,
     best: f64,
 }
 
 impl NegativeEi<'_> {
     fn ei(&self, x: &[f64]) -> f64 {
         let clamped: Vec<f64> = x.iter().map(|v| v.clamp(0.0, 1.0)).collect();
+        if !self.admissible.admits(&self.encoding.decode(self.space, &clamped)) {
+            return 0.0;
+        }
         let snapped = self.encoding.snap(self.space, &clamped);
         let (mean, variance) = self.model.predict_mean_variance(&snapped);
-        expected_improvement(mean, variance, self.best)
+        let fits = self.fits.map_or(1.0, |f| f.chance_positive(&snapped));
+        // A chance constraint (Gelbart et al., UAI 2014): points that fit
+        // with less than this chance are not worth a run. Weighing by the
+        // chance alone kept proposing the budget's edge, where half the runs
+        // were killed (a synthetic edge, `search::tests`).
+        let fits = if fits < MIN_CHANCE_TO_FIT { 0.0 } else { fits };
+        expected_improvement(mean, variance, self.best) * fits
     }
 }
 
@@ -354,22 +427,34 @@ impl Sampler for BayesSampler {
         let observations = Observations::gather(space, &self.encoding, history, &self.objective);
         let Some(model) = observations.fit() else {
             // Too little to model: a random candidate.
-            let candidate = (0..100).map(|_| space.sample(&mut self.rng)).find(|c| !seen(history, c))?;
+            let candidate = untried(space, history, &mut self.rng, &self.admissible)?;
             return Some(Proposal { candidate, origin: "random".into() });
         };
         // The incumbent is the best predicted mean at a tried point, not the
         // luckiest single run.
         let best = observations.xs.iter().map(|x| model.predict(x)).fold(f64::NEG_INFINITY, f64::max);
-        let acquisition = NegativeEi { model: &model, encoding: &self.encoding, space, best };
+        let fits =
+            Observations::feasibility(space, &self.encoding, history, &self.objective).and_then(|f| f.fit());
+        let acquisition = NegativeEi {
+            model: &model,
+            encoding: &self.encoding,
+            space,
+            admissible: &self.admissible,
+            fits: fits.as_ref(),
+            best,
+        };
         let mut found = starts(&acquisition, &mut self.rng);
         let polished: Vec<Vec<f64>> =
             found.iter().take(STARTS).map(|(_, x)| polish(&acquisition, x)).collect();
         found.extend(polished.into_iter().map(|x| (acquisition.ei(&x), x)));
         found.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let Some((ei, x)) = found.into_iter().find(|(_, x)| !seen(history, &self.encoding.decode(space, x)))
-        else {
-            // Every promising point was tried: a random untried one.
-            let candidate = (0..100).map(|_| space.sample(&mut self.rng)).find(|c| !seen(history, c))?;
+        let fresh = |x: &[f64]| {
+            let candidate = self.encoding.decode(space, x);
+            !seen(history, &candidate) && self.admissible.admits(&candidate)
+        };
+        let Some((ei, x)) = found.into_iter().find(|(_, x)| fresh(x)) else {
+            // Every promising point was tried or would be rejected: a random untried one.
+            let candidate = untried(space, history, &mut self.rng, &self.admissible)?;
             return Some(Proposal { candidate, origin: "random".into() });
         };
         // The improvement in score units (log of the objective), against the

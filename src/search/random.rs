@@ -1,25 +1,25 @@
-//! Random search: uniform over the encoded space.
+//! Random search: uniform over the encoded space, among admissible candidates.
 
 use rand::rngs::StdRng;
 
-use super::{seen, Proposal, Sampler};
+use super::{untried, Admissible, Proposal, Sampler};
 use crate::record::TrialRecord;
 use crate::space::Space;
 
 pub struct RandomSampler {
     rng: StdRng,
+    admissible: Admissible,
 }
 
 impl RandomSampler {
-    pub fn new(rng: StdRng) -> Self {
-        RandomSampler { rng }
+    pub fn new(rng: StdRng, admissible: Admissible) -> Self {
+        RandomSampler { rng, admissible }
     }
 }
 
 impl Sampler for RandomSampler {
     fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Proposal> {
-        let candidate =
-            (0..100).map(|_| space.sample(&mut self.rng)).find(|candidate| !seen(history, candidate))?;
+        let candidate = untried(space, history, &mut self.rng, &self.admissible)?;
         Some(Proposal { candidate, origin: "random".into() })
     }
 }

@@ -1,8 +1,10 @@
 //! How every study begins after the defaults: the expert seeds the space
-//! file names (what any RocksDB engineer would try first), then a Sobol
-//! design that covers the space evenly, then the strategy's own proposals.
+//! file names (what any RocksDB engineer would try first, run even where
+//! the memory model rejects them, so the report says so), then a Sobol
+//! design that covers the space evenly (its inadmissible points passed
+//! over), then the strategy's own proposals.
 
-use super::{seen, Proposal, Sampler};
+use super::{seen, Admissible, Proposal, Sampler};
 use crate::record::TrialRecord;
 use crate::space::{Candidate, Space};
 
@@ -10,14 +12,22 @@ pub struct Start {
     seeds: Vec<(String, Candidate)>,
     sobol_points: usize,
     sobol_seed: u32,
+    /// Design points it does not admit are passed over.
+    admissible: Admissible,
     /// Proposals made so far from the seeds and the design.
     made: usize,
     inner: Box<dyn Sampler>,
 }
 
 impl Start {
-    pub fn new(space: &Space, sobol_points: usize, sobol_seed: u32, inner: Box<dyn Sampler>) -> Self {
-        Start { seeds: space.seeds.clone(), sobol_points, sobol_seed, made: 0, inner }
+    pub fn new(
+        space: &Space,
+        sobol_points: usize,
+        sobol_seed: u32,
+        admissible: Admissible,
+        inner: Box<dyn Sampler>,
+    ) -> Self {
+        Start { seeds: space.seeds.clone(), sobol_points, sobol_seed, admissible, made: 0, inner }
     }
 
     /// The `index`-th point of an Owen-scrambled Sobol sequence, decoded.
@@ -41,7 +51,7 @@ impl Sampler for Start {
         while self.made < self.seeds.len() + self.sobol_points {
             let candidate = self.sobol(space, self.made - self.seeds.len());
             self.made += 1;
-            if !seen(history, &candidate) {
+            if !seen(history, &candidate) && self.admissible.admits(&candidate) {
                 return Some(Proposal { candidate, origin: "sobol".into() });
             }
         }

@@ -9,7 +9,7 @@ use rand_tpe::SeedableRng;
 use tpe::density_estimation::DefaultEstimatorBuilder;
 use tpe::TpeOptimizer;
 
-use super::{seen, Proposal, Sampler};
+use super::{seen, untried, Admissible, Proposal, Sampler};
 use crate::record::{Objective, Stage, TrialRecord};
 use crate::space::{Candidate, Domain, Space};
 
@@ -21,6 +21,7 @@ pub struct TpeSampler {
     rng: StdRng,
     /// For a random candidate where the estimators only repeat themselves.
     fallback: rand::rngs::StdRng,
+    admissible: Admissible,
     /// Scores told so far, for the penalty of a failed trial.
     worst: Option<f64>,
     /// Failed trials' points waiting for a success to set the penalty by.
@@ -33,7 +34,7 @@ const PENALTY: f64 = 0.1;
 
 impl TpeSampler {
     /// TPE optimisers for `space`, drawing from a generator seeded with `seed`.
-    pub fn new(space: &Space, objective: Objective, seed: u64) -> Self {
+    pub fn new(space: &Space, objective: Objective, seed: u64, admissible: Admissible) -> Self {
         let rng = StdRng::seed_from_u64(seed);
         let fallback = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed ^ 0xFA11);
         let optimisers = space
@@ -52,6 +53,7 @@ impl TpeSampler {
             objective,
             rng,
             fallback,
+            admissible,
             worst: None,
             pending: vec![],
             space: space.clone(),
@@ -96,12 +98,13 @@ impl Sampler for TpeSampler {
                 })
                 .collect();
             let candidate = space.decode(&unit);
-            if !seen(history, &candidate) {
+            if !seen(history, &candidate) && self.admissible.admits(&candidate) {
                 return Some(Proposal { candidate, origin: "tpe".into() });
             }
         }
-        // The estimators keep proposing what was tried: a random untried one.
-        let candidate = (0..100).map(|_| space.sample(&mut self.fallback)).find(|c| !seen(history, c))?;
+        // The estimators keep proposing what was tried or would be
+        // rejected: a random untried one.
+        let candidate = untried(space, history, &mut self.fallback, &self.admissible)?;
         Some(Proposal { candidate, origin: "random".into() })
     }
 

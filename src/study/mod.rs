@@ -28,11 +28,12 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::budget::ByteSize;
+use crate::dataset::Dataset;
 use crate::engine::Engine;
 use crate::outcome::{Progress, StudyHeader, StudyOutcome, BASELINE_ORIGIN};
 use crate::record::{Objective, Stage, Status, TrialRecord};
 use crate::report;
-use crate::search::Sampler;
+use crate::search::{Admissible, Sampler};
 use crate::space::{Candidate, Space};
 use crate::trial::{self, Request, TrialRunner};
 use history::History;
@@ -74,6 +75,21 @@ impl Default for WorkerSettings {
     fn default() -> Self {
         WorkerSettings { name: workers::default_name(), stale_after: workers::STALE_AFTER }
     }
+}
+
+/// The search candidates this study's trials would run rather than reject
+/// before running: a sampler's candidate completed at the full budget, as
+/// the study completes it, and run at the trials' `budget`.
+pub fn admissible(
+    engine: &'static dyn Engine,
+    dataset: Dataset,
+    full_budget: u64,
+    budget: u64,
+) -> Admissible {
+    let shape = dataset.workload(budget).shape();
+    Admissible::new(move |candidate| {
+        trial::would_run(engine, &engine.complete(candidate, full_budget), &dataset, shape, budget)
+    })
 }
 
 /// Trials whose candidate the memory model rejects are recorded but do not

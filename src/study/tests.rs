@@ -14,6 +14,7 @@ use crate::outcome::Baseline;
 use crate::record::Measurement;
 use crate::record::Objective;
 use crate::scale::Scale;
+use crate::search::Admissible;
 use crate::search::{Proposal, Sampler, Strategy};
 use crate::space::Value;
 use crate::trial::scripted::{ended, ok, ScriptedRunner};
@@ -108,7 +109,7 @@ impl Run {
 }
 
 fn random(header: &StudyHeader) -> Box<dyn Sampler> {
-    header.strategy.sampler(&space(), header.trials, header.seed, &Objective::Throughput)
+    header.strategy.sampler(&space(), header.trials, header.seed, &Objective::Throughput, Admissible::any())
 }
 
 /// Proposes bloom_bits = 2 x the number of trials it was told of, so what

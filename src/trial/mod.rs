@@ -19,8 +19,9 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
+use crate::budget::Shape;
 use crate::dataset::Dataset;
-use crate::engine::Engine;
+use crate::engine::{Engine, Resolved};
 use crate::record::{Adjustment, Measurement, OptionSet, Status};
 use crate::space::Candidate;
 pub use child::ChildRunner;
@@ -94,6 +95,39 @@ pub fn rounds(n: usize, rounds: usize, seed: u64) -> Vec<(usize, usize)> {
         .collect()
 }
 
+/// Why a candidate the engine took is rejected without running, if it is:
+/// the dataset forbids a setting, or (`model_gates`) the memory model says it
+/// cannot fit the budget.
+fn refusal(
+    engine: &dyn Engine,
+    resolved: &Resolved,
+    dataset: &Dataset,
+    shape: Shape,
+    budget: u64,
+    model_gates: bool,
+) -> Option<String> {
+    if let Err(why) = engine.check_dataset(&resolved.candidate, dataset) {
+        return Some(format!("not for this dataset: {why}"));
+    }
+    let misfit = resolved.memory.misfit(shape, budget).filter(|_| model_gates)?;
+    Some(format!("rejected before running: {misfit}"))
+}
+
+/// Whether [`attempt`] would run a complete candidate at `budget` rather
+/// than reject it before running; `shape` is the dataset's workload shape
+/// at that budget, worked out once by a caller that asks often.
+pub fn would_run(
+    engine: &dyn Engine,
+    candidate: &Candidate,
+    dataset: &Dataset,
+    shape: Shape,
+    budget: u64,
+) -> bool {
+    engine
+        .resolve(candidate, budget)
+        .is_ok_and(|resolved| refusal(engine, &resolved, dataset, shape, budget, true).is_none())
+}
+
 /// Runs a candidate, unless the engine's memory model says it cannot fit the
 /// budget: then it is recorded as rejected without running. Tune and bench
 /// both run candidates through here.
@@ -133,14 +167,10 @@ fn attempt_gated(
         }
     };
     let shape = request.dataset.workload(request.budget).shape();
-    let refused = request.engine.check_dataset(&resolved.candidate, request.dataset).err();
-    let misfit = resolved.memory.misfit(shape, request.budget).filter(|_| model_gates);
-    let measurement = match (refused, misfit) {
-        (Some(why), _) => Measurement::not_run(Status::Rejected, format!("not for this dataset: {why}")),
-        (None, Some(why)) => {
-            Measurement::not_run(Status::Rejected, format!("rejected before running: {why}"))
-        }
-        (None, None) => {
+    let refusal = refusal(request.engine, &resolved, request.dataset, shape, request.budget, model_gates);
+    let measurement = match refusal {
+        Some(why) => Measurement::not_run(Status::Rejected, why),
+        None => {
             let spec = TrialSpec {
                 engine: request.engine.name().to_string(),
                 candidate: resolved.candidate.clone(),
