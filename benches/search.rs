@@ -1,30 +1,43 @@
 //! Search efficiency on real measurements: every strategy replayed against
 //! a table of measured runs (`benches/data/spork-table.csv`, recorded by the
-//! command in `benches/data/README.md`), over 30 seeds. A proposal's result
-//! is one of its measured runs, drawn at random, so the strategies meet the
-//! machine's real noise. Prints, per strategy, the trials needed before the
-//! candidate it would pick (its best observed) is within 5% of the table's
-//! best mean (median and quartiles), and how close that pick is after 10, 20
-//! and 40 trials; then the time one bayes ask takes with 100 finished
-//! trials. Run with `cargo bench --bench search`; `KVTUNE_SEARCH_TABLE=FILE`
-//! runs it on another table of the same space.
+//! command in `benches/data/README.md`), over `KVTUNE_SEARCH_SEEDS` seeds
+//! (100 unless set). Each replay is a study as kvtune runs one: the defaults
+//! first, then the strategy's proposals, each a search trial whose result is
+//! one of its measured runs drawn at random (so the strategies meet the
+//! machine's real noise); a trial that comes within reach of the incumbent
+//! is raced against it with the study's own racing rules, and the model
+//! learns from every run. Prints, per strategy, the search trials (the
+//! defaults' included, as `--trials` counts them) and the runs (racing's
+//! included) needed before a candidate within 5% of the table's best mean
+//! has been tried (found) and before the study's own first contender is one
+//! (picked), median and quartiles; how close both are after 10, 20 and 40
+//! trials; and what racing spent. Then the time one bayes ask takes with 100
+//! finished trials. Run with `cargo bench --bench search`;
+//! `KVTUNE_SEARCH_TABLE=FILE` runs it on another table of the same space,
+//! `KVTUNE_SEARCH_ROWS=bayes,tpe` only those rows.
 
 use std::collections::HashMap;
 use std::time::Instant;
 
 use kvtune::engine::{rocksdb::RocksDb, Engine};
-use kvtune::record::{Measurement, Objective, Status, TrialRecord};
+use kvtune::record::{Measurement, Objective, Stage, Status, TrialRecord};
 use kvtune::search::{Admissible, BayesSampler, Sampler, Strategy};
 use kvtune::space::{Candidate, Space, Value};
+use kvtune::study::racing;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 const TABLE: &str = include_str!("data/spork-table.csv");
-const SEEDS: u64 = 30;
 const TRIALS: usize = 40;
+const HORIZONS: [usize; 3] = [10, 20, 40];
+/// The trials within which the issue asks bayes to have found a candidate
+/// within 5% of the best, in the median: the share of searches that did.
+const BY: usize = 15;
+
+type Table = HashMap<Vec<String>, Vec<f64>>;
 
 /// Each grid point's measured runs, keyed by its values in column order.
-fn load(space: &Space) -> HashMap<Vec<String>, Vec<f64>> {
+fn load(space: &Space) -> Table {
     let text = match std::env::var("KVTUNE_SEARCH_TABLE") {
         Ok(path) => std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")),
         Err(_) => TABLE.to_string(),
@@ -33,7 +46,7 @@ fn load(space: &Space) -> HashMap<Vec<String>, Vec<f64>> {
     let names: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
     let n = space.params.len();
     assert_eq!(names[..n], space.params.iter().map(|p| p.name.clone()).collect::<Vec<_>>()[..]);
-    let mut table: HashMap<Vec<String>, Vec<f64>> = HashMap::new();
+    let mut table: Table = HashMap::new();
     for row in reader.records().map(Result::unwrap) {
         let ops: f64 = row[n + 2].parse().unwrap();
         let runs = table.entry(row.iter().take(n).map(String::from).collect()).or_default();
@@ -48,60 +61,114 @@ fn key(space: &Space, c: &Candidate) -> Vec<String> {
     space.params.iter().map(|p| c[&p.name].to_string()).collect()
 }
 
-fn record(number: usize, candidate: Candidate, ops: Option<f64>) -> TrialRecord {
-    let measurement = match ops {
-        Some(ops) => Measurement { ops_per_sec: ops, ..Measurement::not_run(Status::Ok, String::new()) },
-        None => Measurement::not_run(Status::Failed, "no run in the table".into()),
-    };
-    TrialRecord::replayed(number, candidate, measurement)
-}
-
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
-/// After each trial of one search: the best true mean among the candidates
-/// proposed so far (found), and the true mean of the one the strategy would
-/// pick, its best observed (picked).
+/// How one replayed study stood after each of its search trials (its
+/// races run): the best true mean among the candidates tried (found), the
+/// true mean of the study's first contender (picked), and the runs spent.
+#[derive(Default)]
 struct Curve {
     found: Vec<f64>,
     picked: Vec<f64>,
+    runs: Vec<usize>,
+    /// Races run, and how many ended against the single-run ranking.
+    races: usize,
+    overturned: usize,
 }
 
-/// With `noiseless`, a proposal's result is its true mean: what the
-/// strategy could do on this landscape if runs did not scatter.
-fn search(
-    strategy: Strategy,
-    space: &Space,
-    table: &HashMap<Vec<String>, Vec<f64>>,
-    seed: u64,
+/// One replayed study.
+struct Replay<'a> {
+    space: &'a Space,
+    table: &'a Table,
+    rng: StdRng,
+    /// A run's result is its point's true mean: what the strategy could do
+    /// on this landscape if runs did not scatter.
     noiseless: bool,
-) -> Curve {
-    let mut sampler = strategy.sampler(space, TRIALS, seed, &Objective::Throughput, Admissible::any());
-    let mut rng = StdRng::seed_from_u64(seed ^ 0xBE7C4);
-    let mut history: Vec<TrialRecord> = vec![];
-    let mut curve = Curve { found: vec![], picked: vec![] };
-    let mut best: Option<(f64, f64)> = None; // (observed, true mean)
-    let mut found: f64 = 0.0;
-    for number in 0..TRIALS {
-        let Some(proposal) = sampler.ask(space, &history) else { break };
-        let runs = table.get(&key(space, &proposal.candidate)).cloned().unwrap_or_default();
-        let drawn = runs.get(rng.random_range(0..runs.len().max(1))).copied();
-        let observed = if noiseless { (!runs.is_empty()).then(|| mean(&runs)) } else { drawn };
-        if !runs.is_empty() {
-            found = found.max(mean(&runs));
-        }
-        if let Some(o) = observed {
-            if best.is_none_or(|(b, _)| o > b) {
-                best = Some((o, mean(&runs)));
+    history: Vec<TrialRecord>,
+}
+
+impl Replay<'_> {
+    fn true_mean(&self, candidate: &Candidate) -> f64 {
+        self.table.get(&key(self.space, candidate)).map_or(0.0, |runs| mean(runs))
+    }
+
+    /// Runs `candidate` once: one of its measured runs, or its mean.
+    fn run(&mut self, stage: Stage, label: &str, candidate: &Candidate, origin: &str) -> TrialRecord {
+        let runs = self.table.get(&key(self.space, candidate)).cloned().unwrap_or_default();
+        let drawn = runs.get(self.rng.random_range(0..runs.len().max(1))).copied();
+        let ops = if self.noiseless { (!runs.is_empty()).then(|| mean(&runs)) } else { drawn };
+        let measurement = match ops {
+            Some(ops) => Measurement { ops_per_sec: ops, ..Measurement::not_run(Status::Ok, String::new()) },
+            None => Measurement::not_run(Status::Failed, "no run in the table".into()),
+        };
+        let mut t = TrialRecord::replayed(self.history.len(), candidate.clone(), measurement);
+        t.stage = stage;
+        t.label = label.into();
+        t.is_default = label == "defaults";
+        t.origin = origin.into();
+        t
+    }
+
+    /// Races `challenger` against `rival` until racing decides, as the study does.
+    fn race(&mut self, challenger: &TrialRecord, rival: &str, objective: &Objective) {
+        let incumbent = self.history.iter().find(|t| t.stage == Stage::Search && t.label == rival).cloned();
+        let Some(incumbent) = incumbent else { return };
+        let origin = racing::origin(&challenger.label);
+        for round in 0..racing::MAX_PAIRS {
+            let pairs = racing::pairs(&self.history, &challenger.label, objective);
+            if round > 0 && racing::decide(&pairs) != racing::Outcome::Running {
+                break;
+            }
+            for side in [challenger, &incumbent] {
+                let mut t = self.run(Stage::Race, &side.label, &side.candidate, &origin);
+                t.round = Some(round);
+                self.history.push(t);
             }
         }
-        let t = record(number, proposal.candidate, observed);
-        sampler.tell(&t);
-        history.push(t);
-        curve.found.push(found);
-        curve.picked.push(best.map_or(0.0, |(_, m)| m));
     }
+}
+
+fn replay(
+    strategy: Strategy,
+    space: &Space,
+    table: &Table,
+    defaults: &Candidate,
+    seed: u64,
+    noiseless: bool,
+    racing_on: bool,
+) -> Curve {
+    let objective = Objective::Throughput;
+    let mut sampler = strategy.sampler(space, TRIALS, seed, &objective, Admissible::any());
+    let rng = StdRng::seed_from_u64(seed ^ 0xBE7C4);
+    let mut study = Replay { space, table, rng, noiseless, history: vec![] };
+    let mut curve = Curve::default();
+    let mut found: f64 = 0.0;
+    for trial in 0..TRIALS {
+        let (label, candidate, origin) = if trial == 0 {
+            ("defaults".to_string(), defaults.clone(), "defaults".to_string())
+        } else {
+            let Some(proposal) = sampler.ask(space, &study.history) else { break };
+            (format!("#{}", study.history.len()), proposal.candidate, proposal.origin)
+        };
+        let t = study.run(Stage::Search, &label, &candidate, &origin);
+        found = found.max(study.true_mean(&candidate));
+        sampler.tell(&t);
+        study.history.push(t.clone());
+        if racing_on && !t.is_default {
+            if let Some(rival) = racing::first_rival(&study.history, &t, &objective) {
+                study.race(&t, &rival, &objective);
+            }
+        }
+        let picked = racing::ranked(&study.history, &objective).first().map(|t| t.candidate.clone());
+        curve.found.push(found);
+        curve.picked.push(study.true_mean(picked.as_ref().unwrap_or(defaults)));
+        curve.runs.push(study.history.len());
+    }
+    let summary = racing::summarize(&study.history, &objective);
+    curve.races = summary.races;
+    curve.overturned = summary.overturned;
     curve
 }
 
@@ -110,14 +177,22 @@ fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
     v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
-fn main() {
-    let space = Space::find("table-spork", &RocksDb.param_names()).expect("the table's space");
-    let table = load(&space);
-    let best = table.values().map(|r| mean(r)).fold(0.0, f64::max);
-    // RocksDB's defaults fitted to the budget, as they ran at the table's
-    // scale (memtables at the floor: a 16th of the budget; RocksDB 11's lz4
-    // is not among the table's compressions, so snappy stands in).
-    let defaults: Candidate = [
+/// Median and quartiles; `-` where it was not reached within the trials.
+fn spread(v: Vec<f64>) -> String {
+    let show = |x: f64| if x.is_finite() { format!("{x:.0}") } else { "-".into() };
+    format!(
+        "{:>3} ({:>3} .. {:>3})",
+        show(quantile(v.clone(), 0.5)),
+        show(quantile(v.clone(), 0.25)),
+        show(quantile(v, 0.75))
+    )
+}
+
+/// RocksDB's defaults fitted to the budget, as they ran at the table's
+/// scale (memtables at the floor: a 16th of the budget; RocksDB 11's lz4 is
+/// not among the table's compressions, so snappy stands in).
+fn defaults() -> Candidate {
+    [
         ("memtable_share", Value::Float(0.0625)),
         ("bloom_bits", Value::Int(0)),
         ("block_size", Value::Int(4096)),
@@ -127,47 +202,61 @@ fn main() {
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    let defaults_key = key(&space, &defaults);
-    let default_mean = table.get(&defaults_key).map(|r| mean(r));
+    .collect()
+}
+
+fn main() {
+    let seeds: u64 = std::env::var("KVTUNE_SEARCH_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(100);
+    let space = Space::find("table-spork", &RocksDb.param_names()).expect("the table's space");
+    let table = load(&space);
+    let best = table.values().map(|r| mean(r)).fold(0.0, f64::max);
+    let defaults = defaults();
+    let default_mean = table.get(&key(&space, &defaults)).map(|r| mean(r));
+    let near = table.values().filter(|r| mean(r) >= 0.95 * best).count();
     println!(
-        "table: {} points, best mean {best:.0} ops/s, the defaults {}",
+        "table: {} points, best mean {best:.0} ops/s ({near} within 5% of it), the defaults {}",
         table.len(),
         default_mean
             .map_or("not in the table".into(), |d| format!("{d:.0} ops/s ({:.2}x below the best)", best / d))
     );
     println!(
-        "{:<8} {:>20} {:>22}   {:>21}   {:>21}",
-        "strategy", "found within 5%", "picked within 5%", "found @10 @20 @40", "picked @10 @20 @40"
+        "{:<13} {:>17} {:>6} {:>17} {:>17} {:>17}   {:>18}   {:>18}  {:>12}",
+        "strategy",
+        "found: trials",
+        "by 15",
+        "runs",
+        "picked: trials",
+        "runs",
+        "found @10 @20 @40",
+        "picked @10 @20 @40",
+        "racing runs"
     );
     let rows = [
-        (Strategy::Random, false),
-        (Strategy::Tpe, false),
-        (Strategy::Bayes, false),
-        (Strategy::Bayes, true),
+        ("random", Strategy::Random, false, true),
+        ("tpe", Strategy::Tpe, false, true),
+        ("bayes", Strategy::Bayes, false, true),
+        ("bayes/no race", Strategy::Bayes, false, false),
+        ("bayes*", Strategy::Bayes, true, true),
     ];
-    for (strategy, noiseless) in rows {
-        let curves: Vec<Curve> =
-            (0..SEEDS).map(|seed| search(strategy, &space, &table, seed, noiseless)).collect();
-        let needed = |of: &dyn Fn(&Curve) -> &Vec<f64>| -> String {
-            let v: Vec<f64> = curves
+    let only = std::env::var("KVTUNE_SEARCH_ROWS").ok();
+    for (name, strategy, noiseless, racing_on) in rows {
+        if only.as_ref().is_some_and(|o| !o.split(',').any(|r| r == name)) {
+            continue;
+        }
+        let curves: Vec<Curve> = (0..seeds)
+            .map(|seed| replay(strategy, &space, &table, &defaults, seed, noiseless, racing_on))
+            .collect();
+        let reached = |of: &dyn Fn(&Curve) -> &Vec<f64>, cost: &dyn Fn(&Curve, usize) -> f64| -> String {
+            let v = curves
                 .iter()
-                .map(|c| {
-                    of(c)
-                        .iter()
-                        .position(|p| *p >= 0.95 * best)
-                        .map_or((TRIALS + 1) as f64, |i| (i + 1) as f64)
-                })
+                .map(|c| of(c).iter().position(|p| *p >= 0.95 * best).map_or(f64::INFINITY, |i| cost(c, i)))
                 .collect();
-            format!(
-                "{:>3.0} ({:>3.0} .. {:>3.0})",
-                quantile(v.clone(), 0.5),
-                quantile(v.clone(), 0.25),
-                quantile(v, 0.75)
-            )
+            spread(v)
         };
+        let trials = |_: &Curve, i: usize| (i + 1) as f64;
+        let runs = |c: &Curve, i: usize| c.runs[i] as f64;
         let at = |of: &dyn Fn(&Curve) -> &Vec<f64>| -> String {
-            [10, 20, 40]
+            HORIZONS
                 .iter()
                 .map(|&n| {
                     let v: Vec<f64> = curves
@@ -179,21 +268,32 @@ fn main() {
                 .collect::<Vec<_>>()
                 .join(" ")
         };
+        let racing_runs: Vec<f64> =
+            curves.iter().map(|c| (c.runs.last().copied().unwrap_or(0) - c.found.len()) as f64).collect();
+        let races: usize = curves.iter().map(|c| c.races).sum();
+        let overturned: usize = curves.iter().map(|c| c.overturned).sum();
         println!(
-            "{:<8} {:>20} {:>22}   {:>21}   {:>21}",
-            if noiseless { format!("{strategy}*") } else { strategy.to_string() },
-            needed(&|c| &c.found),
-            needed(&|c| &c.picked),
+            "{name:<13} {:>17} {:>5.0}% {:>17} {:>17} {:>17}   {:>18}   {:>18}  {:>4.0} ({:.0}% of {:.1} races overturned)",
+            reached(&|c| &c.found, &trials),
+            100.0 * curves.iter().filter(|c| c.found.get(BY - 1).is_some_and(|f| *f >= 0.95 * best)).count() as f64
+                / seeds as f64,
+            reached(&|c| &c.found, &runs),
+            reached(&|c| &c.picked, &trials),
+            reached(&|c| &c.picked, &runs),
             at(&|c| &c.found),
-            at(&|c| &c.picked)
+            at(&|c| &c.picked),
+            quantile(racing_runs, 0.5),
+            100.0 * overturned as f64 / races.max(1) as f64,
+            races as f64 / seeds as f64,
         );
     }
     println!(
-        "(trials to within 5% of the best mean: median (quartiles), {} = not within {TRIALS}; {}* = told each point's true mean, no noise: \
-         what the strategy could do on this landscape; found: the best true mean proposed so far; \
-         picked: the true mean of the best observed, what the strategy would recommend; @N: as a share of the best, median over {SEEDS} seeds)",
-        TRIALS + 1,
-        Strategy::Bayes
+        "(to within 5% of the best mean: median (quartiles) over {seeds} seeds, in search trials (the defaults' \
+         included) and in runs (racing's too); - = not within {TRIALS} trials; found: a candidate that close \
+         was tried (by {BY}: the share of searches that had tried one within {BY} trials); picked: the study's first contender (racing's incumbent, else the best mean) is one; @N: the best \
+         true mean tried, and the first contender's true mean, as a share of the best, after N trials (median); \
+         racing runs: median per study of {TRIALS} trials, and how often a race reversed the single runs' order; \
+         bayes/no race: racing off; bayes*: every run its point's true mean, no noise)"
     );
     ask_time();
 }

@@ -33,7 +33,8 @@ fn throughput_one() -> Objective {
 #[serde(rename_all = "lowercase")]
 pub enum Strategy {
     /// Bayesian optimisation: a Gaussian process over the encoded space with a
-    /// fitted noise term, expected improvement maximised from several starts.
+    /// fitted noise term, fed every run; the next candidate where its upper
+    /// confidence bound is highest.
     Bayes,
     /// Tree-structured Parzen estimators, one per parameter (Optuna's default).
     Tpe,

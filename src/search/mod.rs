@@ -1,6 +1,6 @@
 //! Samplers propose candidates (`ask`) and learn from finished trials
 //! (`tell`), as in Optuna: `grid`, `random`, `bayes` (a Gaussian process
-//! with expected improvement, the default) and `tpe`. Every strategy but
+//! and an upper confidence bound, the default) and `tpe`. Every strategy but
 //! grid starts the same way ([`start`]): the space's expert seeds, then
 //! (for the models) a space-filling Sobol design.
 
@@ -48,7 +48,7 @@ pub trait Sampler {
 pub use crate::outcome::Strategy;
 
 /// Points of the space-filling design the models start from.
-pub const SOBOL_POINTS: usize = 6;
+pub const SOBOL_POINTS: usize = 4;
 
 impl Strategy {
     /// The sampler of this strategy for a study of `space` that maximises

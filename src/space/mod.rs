@@ -147,6 +147,32 @@ impl Space {
         self.params.iter().map(|p| candidate.get(&p.name).map_or(0.5, |v| p.encode(v))).collect()
     }
 
+    /// Every candidate of a space whose parameters are all choices, when
+    /// there are at most `limit` of them (a model can then weigh each one
+    /// instead of a random pool); `None` otherwise.
+    pub fn every_candidate(&self, limit: u64) -> Option<Vec<Candidate>> {
+        let counts: Vec<u64> = self
+            .params
+            .iter()
+            .map(|p| match &p.domain {
+                Domain::Choice { values } => Some(values.len() as u64),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let size = counts.iter().try_fold(1u64, |acc, n| acc.checked_mul(*n)).filter(|s| *s <= limit)?;
+        let point = |mut index: u64| -> Candidate {
+            let mut candidate = Candidate::new();
+            for (p, n) in self.params.iter().zip(&counts).rev() {
+                if let Domain::Choice { values } = &p.domain {
+                    candidate.insert(p.name.clone(), values[(index % n) as usize].clone());
+                }
+                index /= n;
+            }
+            candidate
+        };
+        Some((0..size).map(point).collect())
+    }
+
     /// Number of points of the full grid (saturating).
     pub fn grid_size(&self) -> u64 {
         self.params.iter().map(|p| p.grid_levels().len() as u64).fold(1u64, |acc, n| acc.saturating_mul(n))

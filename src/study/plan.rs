@@ -215,28 +215,15 @@ impl Board<'_> {
         }
     }
 
-    /// The best few search candidates, then the defaults: the incumbent
-    /// racing crowned first, then the others by their mean over every search
-    /// and racing run, leaving out those that lost a race.
+    /// The best few search candidates ([`racing::ranked`]), then the defaults.
     pub fn contenders(&self) -> Vec<Entrant> {
         let objective = &self.history.header.objectives[0];
-        let trials = self.trials();
-        let incumbent = racing::incumbent(trials, objective);
-        let lost =
-            |label: &str| racing::decide(&racing::pairs(trials, label, objective)) == racing::Outcome::Worse;
-        let mut ranked: Vec<(f64, &TrialRecord)> = trials
-            .iter()
-            .filter(|t| t.stage == Stage::Search && t.measurement.ok() && !t.is_default && !lost(&t.label))
-            .filter_map(|t| {
-                let crowned = incumbent.as_deref() == Some(t.label.as_str());
-                let mean = racing::mean_score(trials, &t.label, objective)?;
-                Some((if crowned { f64::INFINITY } else { mean }, t))
-            })
-            .collect();
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
         let top = self.history.header.confirm_top;
-        let mut picked: Vec<Entrant> =
-            ranked.into_iter().take(top).map(|(_, t)| self.entrant(&t.label)).collect();
+        let mut picked: Vec<Entrant> = racing::ranked(self.trials(), objective)
+            .into_iter()
+            .take(top)
+            .map(|t| self.entrant(&t.label))
+            .collect();
         picked.push(Entrant {
             label: "defaults".into(),
             candidate: self.defaults.clone(),
