@@ -21,11 +21,12 @@ use friedrich::kernel::Matern2;
 use friedrich::prior::ConstantPrior;
 use nalgebra::{DMatrix, DVector};
 use rand::rngs::StdRng;
+use rand::Rng;
 use statrs::distribution::{Continuous, ContinuousCDF, Normal};
 
 use super::{seen, untried, Admissible, Encoding, Proposal, Sampler};
 use crate::record::{Objective, Stage, Status, TrialRecord};
-use crate::space::Space;
+use crate::space::{Candidate, Space};
 
 /// The least chance to fit in memory a proposal may have, once runs have
 /// been killed for memory.
@@ -163,6 +164,11 @@ impl Observations {
     /// few points and has one length scale, so kvtune computes the
     /// likelihood itself.
     pub fn fit(&self) -> Option<Surrogate> {
+        self.fit_sweeping(SWEEPS)
+    }
+
+    /// [`Observations::fit`] with `sweeps` passes over the parameters.
+    fn fit_sweeping(&self, sweeps: usize) -> Option<Surrogate> {
         if self.xs.len() < 3 {
             return None;
         }
@@ -180,7 +186,7 @@ impl Observations {
             })
             .map(|h| (posterior(&h), h))
             .max_by(|a, b| a.0.total_cmp(&b.0))?;
-        for _ in 0..SWEEPS {
+        for _ in 0..sweeps {
             for p in (0..params).filter(|p| distances.varies(*p)) {
                 for ls in RELEVANCE_SCALES {
                     let mut h = best.1.clone();
@@ -250,6 +256,9 @@ const RELEVANCE_SCALES: [f64; 7] = [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 50.0];
 const NOISES: [f64; 5] = [0.05, 0.1, 0.2, 0.4, 0.7];
 /// Passes over the parameters' length scales and the noise.
 const SWEEPS: usize = 2;
+/// Passes for the model of which points fit in memory: one, since it only
+/// has to tell fitting from not (a second took a third of an ask's time).
+const FEASIBILITY_SWEEPS: usize = 1;
 /// The median and the standard deviation of the log of each length scale
 /// under its log-normal prior: the fit maximises the posterior, not the
 /// likelihood alone. On a few noisy runs the likelihood alone gives a
@@ -438,12 +447,23 @@ impl CostFunction for Acquisition<'_> {
 
 /// The points the acquisition is weighed at, each a candidate not tried
 /// yet that the study would run, with its value, best first: every such
-/// candidate of a small space of choices, else a random pool.
-fn pool(acquisition: &Acquisition, history: &[TrialRecord], rng: &mut StdRng) -> Vec<(f64, Vec<f64>)> {
+/// candidate of a small space of choices; else random candidates, half of
+/// them anywhere and half near the tried candidates the model rates best
+/// (SMAC's local search): in a space of two dozen parameters a point drawn
+/// anywhere is far from everything tried, so a pool of such points alone
+/// offers the acquisition only guesses.
+fn pool(
+    acquisition: &Acquisition,
+    history: &[TrialRecord],
+    tried: &[Vec<f64>],
+    rng: &mut StdRng,
+) -> Vec<(f64, Vec<f64>)> {
     let (space, encoding) = (acquisition.space, acquisition.encoding);
-    let fresh = |c: &crate::space::Candidate| !seen(history, c) && acquisition.admissible.admits(c);
-    let candidates =
-        space.every_candidate(EXHAUSTIVE).unwrap_or_else(|| (0..POOL).map(|_| space.sample(rng)).collect());
+    let fresh = |c: &Candidate| !seen(history, c) && acquisition.admissible.admits(c);
+    let candidates = space.every_candidate(EXHAUSTIVE).unwrap_or_else(|| {
+        let anywhere = (0..POOL / 2).map(|_| space.sample(rng)).collect::<Vec<_>>();
+        anywhere.into_iter().chain(near_the_best(acquisition, tried, rng)).collect()
+    });
     let mut pool: Vec<(f64, Vec<f64>)> = candidates
         .into_iter()
         .filter(fresh)
@@ -454,6 +474,36 @@ fn pool(acquisition: &Acquisition, history: &[TrialRecord], rng: &mut StdRng) ->
         .collect();
     pool.sort_by(|a, b| b.0.total_cmp(&a.0));
     pool
+}
+
+/// Tried candidates whose neighbourhoods the pool draws from.
+const NEIGHBOURHOODS: usize = 4;
+/// Most parameters a neighbour draws afresh.
+const NEIGHBOUR_CHANGES: usize = 2;
+
+/// Half a pool of neighbours of the [`NEIGHBOURHOODS`] tried points the model
+/// predicts best: each a copy with one to [`NEIGHBOUR_CHANGES`] parameters
+/// drawn afresh.
+fn near_the_best(acquisition: &Acquisition, tried: &[Vec<f64>], rng: &mut StdRng) -> Vec<Candidate> {
+    let (space, encoding) = (acquisition.space, acquisition.encoding);
+    let mut rated: Vec<(f64, &Vec<f64>)> = tried.iter().map(|x| (acquisition.model.predict(x), x)).collect();
+    rated.sort_by(|a, b| b.0.total_cmp(&a.0));
+    rated.dedup_by(|a, b| a.1 == b.1);
+    let centres: Vec<Candidate> =
+        rated.iter().take(NEIGHBOURHOODS).map(|(_, x)| encoding.decode(space, x)).collect();
+    if centres.is_empty() {
+        return vec![];
+    }
+    (0..POOL / 2)
+        .map(|i| {
+            let mut neighbour = centres[i % centres.len()].clone();
+            for _ in 0..rng.random_range(1..=NEIGHBOUR_CHANGES) {
+                let p = &space.params[rng.random_range(0..space.params.len())];
+                neighbour.insert(p.name.clone(), p.sample(rng));
+            }
+            neighbour
+        })
+        .collect()
 }
 
 /// Nelder-Mead from `start` on a simplex of small steps around it.
@@ -479,8 +529,8 @@ impl Sampler for BayesSampler {
             let candidate = untried(space, history, &mut self.rng, &self.admissible)?;
             return Some(Proposal { candidate, origin: "random".into() });
         };
-        let fits =
-            Observations::feasibility(space, &self.encoding, history, &self.objective).and_then(|f| f.fit());
+        let fits = Observations::feasibility(space, &self.encoding, history, &self.objective)
+            .and_then(|f| f.fit_sweeping(FEASIBILITY_SWEEPS));
         let acquisition = Acquisition {
             model: &model,
             encoding: &self.encoding,
@@ -488,7 +538,7 @@ impl Sampler for BayesSampler {
             admissible: &self.admissible,
             fits: fits.as_ref(),
         };
-        let mut found = pool(&acquisition, history, &mut self.rng);
+        let mut found = pool(&acquisition, history, &observations.xs, &mut self.rng);
         let polished: Vec<(f64, Vec<f64>)> = found
             .iter()
             .take(STARTS)
