@@ -1,5 +1,5 @@
 //! Which parameters mattered: a functional-ANOVA split of a Gaussian
-//! process fitted to every search trial (whatever the strategy). A
+//! process fitted to every search and racing run (whatever the strategy). A
 //! parameter's importance is the variance of its main effect (the model's
 //! prediction averaged over every other parameter, as it alone changes) as
 //! a share of all main effects.

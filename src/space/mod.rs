@@ -151,26 +151,17 @@ impl Space {
     /// there are at most `limit` of them (a model can then weigh each one
     /// instead of a random pool); `None` otherwise.
     pub fn every_candidate(&self, limit: u64) -> Option<Vec<Candidate>> {
-        let counts: Vec<u64> = self
+        let values: Vec<Vec<Value>> = self
             .params
             .iter()
             .map(|p| match &p.domain {
-                Domain::Choice { values } => Some(values.len() as u64),
+                Domain::Choice { values } => Some(values.clone()),
                 _ => None,
             })
             .collect::<Option<_>>()?;
-        let size = counts.iter().try_fold(1u64, |acc, n| acc.checked_mul(*n)).filter(|s| *s <= limit)?;
-        let point = |mut index: u64| -> Candidate {
-            let mut candidate = Candidate::new();
-            for (p, n) in self.params.iter().zip(&counts).rev() {
-                if let Domain::Choice { values } = &p.domain {
-                    candidate.insert(p.name.clone(), values[(index % n) as usize].clone());
-                }
-                index /= n;
-            }
-            candidate
-        };
-        Some((0..size).map(point).collect())
+        let size =
+            values.iter().try_fold(1u64, |acc, v| acc.checked_mul(v.len() as u64)).filter(|s| *s <= limit)?;
+        Some((0..size).map(|index| self.combination(&values, index)).collect())
     }
 
     /// Number of points of the full grid (saturating).
@@ -179,10 +170,16 @@ impl Space {
     }
 
     /// The grid point with the given index (mixed-radix over the levels).
-    pub fn grid_point(&self, mut index: u64) -> Candidate {
+    pub fn grid_point(&self, index: u64) -> Candidate {
+        let levels: Vec<Vec<Value>> = self.params.iter().map(Param::grid_levels).collect();
+        self.combination(&levels, index)
+    }
+
+    /// The `index`-th combination of one value per parameter from
+    /// `values` (mixed-radix, the last parameter fastest).
+    fn combination(&self, values: &[Vec<Value>], mut index: u64) -> Candidate {
         let mut candidate = Candidate::new();
-        for p in self.params.iter().rev() {
-            let levels = p.grid_levels();
+        for (p, levels) in self.params.iter().zip(values).rev() {
             let n = levels.len() as u64;
             candidate.insert(p.name.clone(), levels[(index % n) as usize].clone());
             index /= n;
@@ -208,7 +205,7 @@ impl SpaceError {
 mod tests {
     use super::*;
 
-    const ANY: &[&str] = &["share", "count", "mode"];
+    const ANY: &[&str] = &["share", "count", "trigger", "mode"];
 
     const SPACE: &str = r#"
         [params.share]
@@ -222,6 +219,12 @@ mod tests {
         kind = "int"
         min = 2
         max = 8
+
+        [params.trigger]
+        kind = "int"
+        min = 2
+        max = 16
+        log = true
 
         [params.mode]
         kind = "choice"
@@ -248,6 +251,7 @@ mod tests {
             let c = space.sample(&mut rng);
             let back = space.decode(&space.encode(&c));
             assert_eq!(back["count"], c["count"]);
+            assert_eq!(back["trigger"], c["trigger"]);
             assert_eq!(back["mode"], c["mode"]);
             let (a, b) = (back["share"].as_f64().unwrap(), c["share"].as_f64().unwrap());
             assert!((a - b).abs() < 1e-9 * b.max(1.0));
@@ -255,9 +259,39 @@ mod tests {
     }
 
     #[test]
+    fn every_log_scaled_integer_encodes_to_a_point_that_decodes_to_it() {
+        let space = Space::parse("t", SPACE, ANY).unwrap();
+        let trigger = space.params.iter().find(|p| p.name == "trigger").unwrap();
+        for v in 2..=16 {
+            assert_eq!(trigger.decode(trigger.encode(&Value::Int(v))), Value::Int(v));
+        }
+    }
+
+    #[test]
+    fn every_candidate_of_a_small_space_of_choices_once_else_none() {
+        let choices = r#"
+            [params.mode]
+            kind = "choice"
+            values = ["pread", "mmap", "direct"]
+            [params.count]
+            kind = "choice"
+            values = [1, 2]
+        "#;
+        let space = Space::parse("t", choices, ANY).unwrap();
+        let all = space.every_candidate(6).unwrap();
+        assert_eq!(all.len(), 6);
+        for (i, a) in all.iter().enumerate() {
+            assert!(all[i + 1..].iter().all(|b| a != b));
+        }
+        assert!(space.every_candidate(5).is_none(), "more than the limit");
+        let mixed = Space::parse("t", SPACE, ANY).unwrap();
+        assert!(mixed.every_candidate(u64::MAX).is_none(), "a space with numbers");
+    }
+
+    #[test]
     fn grid_covers_every_combination_once() {
         let space = Space::parse("t", SPACE, ANY).unwrap();
-        assert_eq!(space.grid_size(), 2 * 2 * 3);
+        assert_eq!(space.grid_size(), 2 * 2 * 2 * 3);
         let points: Vec<_> = (0..space.grid_size()).map(|i| space.grid_point(i)).collect();
         for (i, a) in points.iter().enumerate() {
             assert!(points[i + 1..].iter().all(|b| a != b));

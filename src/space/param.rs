@@ -213,8 +213,11 @@ impl Param {
     /// Maps a value to [0, 1], log-scaled where declared so.
     pub fn encode(&self, value: &Value) -> f64 {
         match &self.domain {
+            // Each integer owns the stretch of the unit range that decodes
+            // to it (as in `decode`), and encodes to the point of it that
+            // decodes back: a log-scaled 8 in 2..16 had come back as 7.
             Domain::Int { min, max, log } => {
-                unit(value.as_f64().unwrap_or(0.0), *min as f64, *max as f64, *log)
+                unit(value.as_f64().unwrap_or(0.0), *min as f64 - 0.5, *max as f64 + 0.5, *log && *min > 0)
             }
             Domain::Float { min, max, log } => unit(value.as_f64().unwrap_or(0.0), *min, *max, *log),
             Domain::Choice { values } => {

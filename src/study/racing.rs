@@ -14,7 +14,9 @@ use crate::stats::paired_change;
 /// so at 5% a candidate truly 5% better than the incumbent went unraced
 /// about one time in four; on the benchmark table (`cargo bench --bench
 /// search`) 10% made the study's first contender within 5% of the table's
-/// best in 16 trials in the median rather than 20, for a third more racing runs.
+/// best in 16 trials in the median rather than 20, for a third more racing
+/// runs. A race also ends after its first pair when the challenger is
+/// further behind than this.
 pub const WITHIN_REACH: f64 = 0.10;
 /// Pairs after which a race ends whatever it shows.
 pub const MAX_PAIRS: usize = 3;
