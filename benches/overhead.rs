@@ -54,6 +54,7 @@ fn header(strategy: Strategy, trials: usize, space: &Space) -> StudyHeader {
         objectives: vec![Objective::Throughput],
         trials,
         time_budget_secs: None,
+        calibration_secs: 0.0,
         racing: false,
         quiet: Default::default(),
         confirm_top: 1,

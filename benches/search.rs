@@ -159,6 +159,14 @@ fn replay(
         found = found.max(study.true_mean(&candidate));
         sampler.tell(&t);
         study.history.push(t.clone());
+        if racing_on && t.is_default {
+            // As the study: the first incumbent runs racing::DEFAULTS_RUNS times.
+            for round in 1..racing::DEFAULTS_RUNS {
+                let mut repeat = study.run(Stage::Race, &t.label, &t.candidate, racing::REPEAT_ORIGIN);
+                repeat.round = Some(round);
+                study.history.push(repeat);
+            }
+        }
         if racing_on && !t.is_default {
             if let Some(rival) = racing::first_rival(&study.history, &t, &objective) {
                 study.race(&t, &rival, &objective);

@@ -81,6 +81,10 @@ pub struct StudyHeader {
     /// enough to leave the confirmation and the larger-scale check their time.
     #[serde(default)]
     pub time_budget_secs: Option<f64>,
+    /// Seconds the calibration that chose the scale took, counted in the
+    /// study's time (it ran inside `--time`).
+    #[serde(default)]
+    pub calibration_secs: f64,
     /// Whether promising candidates are raced against the incumbent.
     #[serde(default = "yes")]
     pub racing: bool,
@@ -323,7 +327,12 @@ pub struct MachineRatios {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RacingSummary {
     pub races: usize,
+    /// Racing pairs' runs (the defaults' repeats at the start not counted).
     pub runs: usize,
+    /// The defaults' runs at the start beyond their first, so the first
+    /// incumbent stands on a median (journals from before them have none).
+    #[serde(default)]
+    pub repeats: usize,
     /// Races won: the challenger became the incumbent.
     pub won: usize,
     /// Races where the challenger's single run beat the incumbent's first

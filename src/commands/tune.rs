@@ -35,7 +35,9 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
     engine.prepare()?;
     let runner = runner(&args.common)?;
     let asked = args.common.scale.map(|s| (s, "as asked (--scale)"));
+    let calibration = std::time::Instant::now();
     let choice = pick_scale(&args.common, asked, engine, &dataset, full_budget, &runner)?;
+    let calibration_secs = calibration.elapsed().as_secs_f64();
     let out_dir = args.out.clone().unwrap_or_else(|| default_out_dir(&dataset.name, full_budget));
     if !args.common.json {
         eprintln!(
@@ -69,6 +71,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
         objectives,
         trials: args.trials.unwrap_or(MAX_TRIALS),
         time_budget_secs: args.time.0.map(|d| d.as_secs_f64()),
+        calibration_secs,
         racing: !args.no_racing,
         quiet: runner.quiet.clone(),
         confirm_top: args.confirm_top,
@@ -347,9 +350,10 @@ fn run_study(
     if !json {
         let search = match header.time_budget_secs {
             Some(secs) => format!(
-                "a {} search within {} (racing included, at most {} trials)",
+                "a {} search within {} (the calibration's {:.0} s and racing included, at most {} trials)",
                 header.strategy,
                 humantime::format_duration(std::time::Duration::from_secs(secs as u64)),
+                header.calibration_secs,
                 header.trials
             ),
             None => format!("up to {} {} search trials", header.trials, header.strategy),

@@ -351,12 +351,16 @@ fn search(md: &mut String, outcome: &StudyOutcome) {
         md,
         "## The search
 
-{} search trials ({}), strategy {}, objective {}; racing spent {} runs on {} races: {} challengers replaced the incumbent, \
+{} search trials ({}), strategy {}, objective {}; {}racing spent {} runs on {} races: {} challengers replaced the incumbent, \
          and {} single-run rankings were overturned by the paired runs.\n",
         search.len(),
         origins.join(", "),
         outcome.header.strategy,
         objective,
+        match r.repeats {
+            0 => String::new(),
+            n => format!("the defaults ran {} times at the start, so the first incumbent stood on a median; ", n + 1),
+        },
         r.runs,
         r.races,
         r.won,

@@ -50,12 +50,30 @@ impl History<'_> {
     /// Seconds of the study's clock spent so far: each trial's seconds
     /// shared among the trials running side by side with it (`--time` is
     /// the wall-clock time of the whole study, however many workers).
+    /// The calibration that chose the scale counts: it ran inside `--time`.
     pub fn spent(&self) -> f64 {
-        self.trials.iter().map(|t| t.measurement.wall_secs / t.side_by_side.max(1) as f64).sum()
+        let trials: f64 =
+            self.trials.iter().map(|t| t.measurement.wall_secs / t.side_by_side.max(1) as f64).sum();
+        self.header.calibration_secs + trials
+    }
+
+    /// The median seconds of `label`'s successful search and racing runs.
+    fn wall_of(&self, label: &str) -> Option<f64> {
+        let walls: Vec<f64> = self
+            .trials
+            .iter()
+            .filter(|t| t.stage.is_search() && t.measurement.ok() && t.label == label)
+            .map(|t| t.measurement.wall_secs)
+            .collect();
+        (!walls.is_empty()).then(|| crate::stats::median(&walls))
     }
 
     /// A typical search trial's seconds and the seconds the confirmation and
-    /// the larger-scale check will take, estimated from the search so far.
+    /// the larger-scale check will take, estimated from the search so far:
+    /// each side by its own runs (the current contenders, the defaults, and
+    /// RocksDB as shipped as slow as the defaults), since the search
+    /// gathers around fast candidates while the defaults may be slow
+    /// (ycsb-e's ran 1.8 times a typical trial).
     pub fn time_after_search(&self) -> Option<(f64, f64)> {
         let walls: Vec<f64> = self
             .trials
@@ -67,14 +85,22 @@ impl History<'_> {
             return None;
         }
         let typical = crate::stats::median(&walls);
+        let header = self.header;
+        let contenders: Vec<f64> = racing::ranked(self.trials, &header.objectives[0])
+            .into_iter()
+            .take(header.confirm_top)
+            .filter_map(|t| self.wall_of(&t.label))
+            .chain(std::iter::repeat(typical))
+            .take(header.confirm_top)
+            .collect();
+        let defaults = self.wall_of("defaults").unwrap_or(typical);
+        let baseline = if header.baseline.is_some() { defaults } else { 0.0 };
+        let round: f64 = contenders.iter().sum::<f64>() + defaults;
         // A run at k times the scale takes about k times as long.
-        let k = self
-            .header
-            .verify_scale
-            .map_or(1.0, |s| (1u64 << self.header.scale.shift.saturating_sub(s.shift)) as f64);
-        let confirm = self.header.confirm_runs() as f64 * typical;
-        let verify = self.header.verify_runs() as f64 * typical * k;
-        Some((typical, confirm + verify))
+        let k =
+            header.verify_scale.map_or(0.0, |s| (1u64 << header.scale.shift.saturating_sub(s.shift)) as f64);
+        let confirm = header.confirm_repeats as f64 * (round + baseline);
+        Some((typical, confirm + k * round))
     }
 
     /// Whether the search must stop to leave time for the confirmation and
@@ -103,7 +129,7 @@ impl History<'_> {
              30 trials (or lower --confirm-repeats, or a smaller --scale)",
             humantime::format_duration(std::time::Duration::from_secs(limit as u64)),
             reserved / 60.0,
-            ((reserved + 30.0 * typical) / 60.0).ceil()
+            ((self.header.calibration_secs + reserved + 30.0 * typical) / 60.0).ceil()
         ))
     }
 

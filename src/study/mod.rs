@@ -632,11 +632,16 @@ impl Running<'_> {
     }
 
     fn best_message(&self) -> String {
-        self.trials
-            .iter()
-            .filter(|t| t.measurement.ok())
-            .max_by(|a, b| a.measurement.ops_per_sec.total_cmp(&b.measurement.ops_per_sec))
-            .map(|t| format!("; best so far {} ({:.0} ops/s)", t.label, t.measurement.ops_per_sec))
+        let objective = self.objective();
+        racing::leader(&self.trials, objective)
+            .map(|(label, score, runs)| {
+                let value = objective.from_score(score);
+                let unit = objective.unit();
+                format!(
+                    "; best so far {label} ({value:.0} {unit}, mean of {runs} run{})",
+                    if runs == 1 { "" } else { "s" }
+                )
+            })
             .unwrap_or_default()
     }
 

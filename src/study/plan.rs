@@ -2,7 +2,7 @@
 //! recorded, the tasks claimed), so every worker sharing the study decides
 //! alike: a claim whose worker stopped is taken over; then, while the
 //! search is open, the next racing pair of a finished challenger, else a
-//! new search trial; then the confirmation rounds; then the larger-scale
+//! new search trial (the first: the defaults, run thrice when racing); then the confirmation rounds; then the larger-scale
 //! check; then the end. A worker waits while others finish what the next
 //! stage needs.
 
@@ -65,10 +65,7 @@ impl Board<'_> {
                     || self.trials().iter().any(|t| t.is_default && t.stage == Stage::Search);
                 return match defaults_taken {
                     true => Plan::Ask,
-                    false => {
-                        let (task, runs) = self.search_task(self.defaults.clone(), true, "defaults".into());
-                        Plan::Run { task, runs }
-                    }
+                    false => self.defaults_task(),
                 };
             }
             if self.in_flight() {
@@ -124,6 +121,25 @@ impl Board<'_> {
         let entrant = Entrant { label, candidate, is_default, origin };
         let budget = self.history.header.scaled_budget();
         (task, vec![PlannedRun { number, stage: Stage::Search, round: None, budget, entrant }])
+    }
+
+    /// The defaults' search trial; when the study races, with
+    /// [`racing::DEFAULTS_RUNS`] runs in all, so the first incumbent stands
+    /// on its median rather than on one run.
+    fn defaults_task(&self) -> Plan {
+        let (task, mut runs) = self.search_task(self.defaults.clone(), true, "defaults".into());
+        if self.history.header.racing {
+            let first = runs[0].clone();
+            let repeats = (1..racing::DEFAULTS_RUNS).map(|i| PlannedRun {
+                number: first.number + i,
+                stage: Stage::Race,
+                round: Some(i),
+                entrant: Entrant { origin: racing::REPEAT_ORIGIN.into(), ..first.entrant.clone() },
+                ..first.clone()
+            });
+            runs.extend(repeats);
+        }
+        Plan::Run { task, runs }
     }
 
     fn confirmation_began(&self) -> bool {

@@ -22,6 +22,12 @@ pub const WITHIN_REACH: f64 = 0.10;
 pub const MAX_PAIRS: usize = 3;
 /// A race is decided early when the paired test is this sure.
 const DECISIVE_P: f64 = 0.1;
+/// Runs of the defaults at the start of a racing study, the first incumbent:
+/// one run can be far from its median (mixgraph's first was 55% above it),
+/// and every challenger after would be judged against that luck.
+pub const DEFAULTS_RUNS: usize = 3;
+/// The `origin` of the defaults' runs at the start beyond their first.
+pub const REPEAT_ORIGIN: &str = "repeat";
 
 /// The `origin` racing runs carry: which challenger's race they belong to.
 pub fn origin(challenger: &str) -> String {
@@ -55,14 +61,26 @@ pub fn decide(pairs: &[(f64, f64)]) -> Outcome {
     }
 }
 
-/// A label's mean score over its successful search and racing runs.
-pub fn mean_score(trials: &[TrialRecord], label: &str, objective: &Objective) -> Option<f64> {
-    let scores: Vec<f64> = trials
+/// A label's scores over its successful search and racing runs.
+fn scores(trials: &[TrialRecord], label: &str, objective: &Objective) -> Vec<f64> {
+    trials
         .iter()
         .filter(|t| t.stage.is_search() && t.label == label)
         .filter_map(|t| objective.score(&t.measurement))
-        .collect();
+        .collect()
+}
+
+/// A label's mean score over its successful search and racing runs.
+pub fn mean_score(trials: &[TrialRecord], label: &str, objective: &Objective) -> Option<f64> {
+    let scores = scores(trials, label, objective);
     (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64)
+}
+
+/// A label's median score over its successful search and racing runs: the
+/// incumbent's standing, which one lucky run does not lift.
+fn median_score(trials: &[TrialRecord], label: &str, objective: &Objective) -> Option<f64> {
+    let scores = scores(trials, label, objective);
+    (!scores.is_empty()).then(|| crate::stats::median(&scores))
 }
 
 /// The (challenger, incumbent) scores of a race's completed pairs.
@@ -96,8 +114,9 @@ pub fn incumbent(trials: &[TrialRecord], objective: &Objective) -> Option<String
 }
 
 /// The incumbent a search trial must race, if its single run came within
-/// reach of it: judged on `before`, the journal's trials up to and with the
-/// challenger's (so every worker, at any time, works out the same).
+/// reach of the incumbent's median: judged on `before`, the journal's trials
+/// up to and with the challenger's (so every worker, at any time, works out
+/// the same).
 pub fn first_rival(
     before: &[TrialRecord],
     challenger: &TrialRecord,
@@ -105,7 +124,7 @@ pub fn first_rival(
 ) -> Option<String> {
     let incumbent = incumbent(before, objective).filter(|i| *i != challenger.label)?;
     let mine = objective.score(&challenger.measurement)?;
-    let theirs = mean_score(before, &incumbent, objective)?;
+    let theirs = median_score(before, &incumbent, objective)?;
     (mine >= theirs - WITHIN_REACH).then_some(incumbent)
 }
 
@@ -129,11 +148,24 @@ pub fn ranked<'a>(trials: &'a [TrialRecord], objective: &Objective) -> Vec<&'a T
     ranked.into_iter().map(|(_, t)| t).collect()
 }
 
+/// The search candidate with the best mean score so far, with the number of
+/// runs behind it: what the progress bar shows (a best single run would
+/// show the luckiest run instead).
+pub fn leader<'a>(trials: &'a [TrialRecord], objective: &Objective) -> Option<(&'a str, f64, usize)> {
+    trials
+        .iter()
+        .filter(|t| t.stage == Stage::Search && t.measurement.ok())
+        .filter_map(|t| {
+            let runs = scores(trials, &t.label, objective).len();
+            Some((t.label.as_str(), mean_score(trials, &t.label, objective)?, runs))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
 pub fn summarize(trials: &[TrialRecord], objective: &Objective) -> RacingSummary {
-    let mut summary = RacingSummary {
-        runs: trials.iter().filter(|t| t.stage == Stage::Race).count(),
-        ..RacingSummary::default()
-    };
+    let (repeats, runs): (Vec<&TrialRecord>, Vec<&TrialRecord>) =
+        trials.iter().filter(|t| t.stage == Stage::Race).partition(|t| t.origin == REPEAT_ORIGIN);
+    let mut summary = RacingSummary { runs: runs.len(), repeats: repeats.len(), ..RacingSummary::default() };
     for t in trials.iter().filter(|t| t.stage == Stage::Search && !t.is_default) {
         let pairs = pairs(trials, &t.label, objective);
         if pairs.is_empty() {

@@ -48,6 +48,7 @@ fn header(trials: usize, confirm_top: usize, confirm_repeats: usize) -> StudyHea
         objectives: vec![Objective::Throughput],
         trials,
         time_budget_secs: None,
+        calibration_secs: 0.0,
         racing: false,
         quiet: Default::default(),
         confirm_top,
@@ -269,25 +270,29 @@ fn the_engine_as_shipped_is_measured_where_the_memory_model_would_reject_it() {
 
 #[test]
 fn a_time_limit_that_leaves_the_search_nothing_says_so_and_what_would_fit() {
-    let study = |limit: f64| {
+    let study = |limit: f64, calibration_secs: f64| {
         let run = Run::new();
         let runner = ScriptedRunner::new(by_bloom);
         let (sampler, _) = learning();
         // 10 s trials; the 9 confirmation runs alone take 90 s.
-        let header = StudyHeader { time_budget_secs: Some(limit), ..header(20, 2, 3) };
+        let header = StudyHeader { time_budget_secs: Some(limit), calibration_secs, ..header(20, 2, 3) };
         let outcome = run.study(header, None, sampler, &runner).unwrap();
         let report = std::fs::read_to_string(run.out().join("report.md")).unwrap();
         (outcome, report)
     };
-    let (outcome, report) = study(60.0);
+    let (outcome, report) = study(60.0, 0.0);
     let note = outcome.search_cut_short.expect("a note on the short limit");
     assert!(note.starts_with("--time 1m left the search 0 trials beyond the defaults"), "{note}");
     assert!(note.contains("--time 7m gives the search about 30 trials"), "{note}");
     assert!(report.contains("**The search was cut short:** --time 1m"), "{report}");
     // Room for the search: no note.
-    let (outcome, _) = study(600.0);
+    let (outcome, _) = study(600.0, 0.0);
     assert!(outcome.trials.iter().filter(|t| t.stage == Stage::Search).count() > 5);
     assert_eq!(outcome.search_cut_short, None);
+    // The calibration ran inside the limit: 520 s of it leave the search nothing.
+    let (outcome, _) = study(600.0, 520.0);
+    let note = outcome.search_cut_short.expect("a note on the limit the calibration used up");
+    assert!(note.contains("--time 16m gives the search about 30 trials"), "{note}");
 }
 
 #[test]
@@ -552,15 +557,18 @@ fn random_search_is_the_same_for_a_seed() {
 fn racing_keeps_a_lucky_single_run_from_becoming_the_incumbent() {
     let run = Run::new();
     let calls = RefCell::new(std::collections::HashMap::<i64, usize>::new());
-    // 2 bits: one lucky first run (1500), then 850 each time: worse than the
-    // defaults' 1000 by more than a race forgives after one pair. 4 bits: a steady 1100. Everything else: 950.
+    // The defaults: one lucky first run (1500), then 1000. 2 bits: one lucky
+    // first run (1500), then 850 each time: worse than the defaults' 1000 by
+    // more than a race forgives after one pair. 4 bits: a steady 1100, which
+    // the defaults' lucky run alone would have kept from racing.
+    // Everything else: 950.
     let runner = ScriptedRunner::new(move |c: &Candidate| {
         let mut calls = calls.borrow_mut();
         let n = calls.entry(bloom(c)).or_default();
         *n += 1;
         let ops = match (bloom(c), *n) {
+            (0 | 2, 1) => 1500.0,
             (0, _) => 1000.0,
-            (2, 1) => 1500.0,
             (2, _) => 850.0,
             (4, _) => 1100.0 * (1.0 + 0.001 * *n as f64),
             _ => 950.0,
@@ -577,19 +585,27 @@ fn racing_keeps_a_lucky_single_run_from_becoming_the_incumbent() {
         .filter(|t| t.stage == Stage::Race)
         .map(|t| (t.origin.as_str(), t.label.as_str()))
         .collect();
-    // Labels are trial numbers, racing runs included. #1 (2 bits) raced the
-    // defaults and lost after one pair; #4 (4 bits) won after two; #9 (6
-    // bits, 950) was not within reach of the new incumbent.
-    assert_eq!(races.iter().filter(|(o, _)| *o == "race:#1").count(), 2, "{races:?}");
-    assert_eq!(races.iter().filter(|(o, _)| *o == "race:#4").count(), 4, "{races:?}");
-    assert!(!races.iter().any(|(o, _)| *o == "race:#9"), "{races:?}");
-    assert_eq!(racing::incumbent(&outcome.trials, &Objective::Throughput).as_deref(), Some("#4"));
+    // Labels are trial numbers, racing runs included. The defaults ran
+    // three times (0-2): their median, 1000, is the first incumbent's
+    // standing. #3 (2 bits) raced the defaults and lost after one pair; #6
+    // (4 bits) won after two; #11 (6 bits, 950) was not within reach of the
+    // new incumbent.
+    let repeats: Vec<usize> =
+        outcome.trials.iter().filter(|t| t.origin == racing::REPEAT_ORIGIN).map(|t| t.number).collect();
+    assert_eq!(repeats, [1, 2]);
+    assert_eq!(races.iter().filter(|(o, _)| *o == "race:#3").count(), 2, "{races:?}");
+    assert_eq!(races.iter().filter(|(o, _)| *o == "race:#6").count(), 4, "{races:?}");
+    assert!(!races.iter().any(|(o, _)| *o == "race:#11"), "{races:?}");
+    assert_eq!(racing::incumbent(&outcome.trials, &Objective::Throughput).as_deref(), Some("#6"));
     let summary = &outcome.racing;
-    assert_eq!((summary.races, summary.won, summary.overturned, summary.runs), (2, 1, 1, 6));
+    assert_eq!(
+        (summary.races, summary.won, summary.overturned, summary.runs, summary.repeats),
+        (2, 1, 1, 6, 2)
+    );
     // The confirmed contender is the race's winner, not the lucky run.
     let confirmed: Vec<&str> =
         outcome.trials.iter().filter(|t| t.stage == Stage::Confirm).map(|t| t.label.as_str()).collect();
-    assert!(confirmed.contains(&"#4") && !confirmed.contains(&"#1"), "{confirmed:?}");
+    assert!(confirmed.contains(&"#6") && !confirmed.contains(&"#3"), "{confirmed:?}");
 }
 
 #[test]
