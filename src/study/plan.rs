@@ -2,9 +2,9 @@
 //! recorded, the tasks claimed), so every worker sharing the study decides
 //! alike: a claim whose worker stopped is taken over; then, while the
 //! search is open, the next racing pair of a finished challenger, else a
-//! new search trial (the first: the defaults, run thrice when racing); then the confirmation rounds; then the larger-scale
-//! check; then the end. A worker waits while others finish what the next
-//! stage needs.
+//! new search trial (the first: the defaults, run thrice when racing);
+//! then the confirmation rounds; then the larger-scale check; then the end.
+//! A worker waits while others finish what the next stage needs.
 
 use std::collections::{BTreeMap, BTreeSet};
 

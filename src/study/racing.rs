@@ -70,10 +70,14 @@ fn scores(trials: &[TrialRecord], label: &str, objective: &Objective) -> Vec<f64
         .collect()
 }
 
+/// The mean of some scores, if any.
+fn mean(scores: &[f64]) -> Option<f64> {
+    (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64)
+}
+
 /// A label's mean score over its successful search and racing runs.
 pub fn mean_score(trials: &[TrialRecord], label: &str, objective: &Objective) -> Option<f64> {
-    let scores = scores(trials, label, objective);
-    (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64)
+    mean(&scores(trials, label, objective))
 }
 
 /// A label's median score over its successful search and racing runs: the
@@ -156,8 +160,8 @@ pub fn leader<'a>(trials: &'a [TrialRecord], objective: &Objective) -> Option<(&
         .iter()
         .filter(|t| t.stage == Stage::Search && t.measurement.ok())
         .filter_map(|t| {
-            let runs = scores(trials, &t.label, objective).len();
-            Some((t.label.as_str(), mean_score(trials, &t.label, objective)?, runs))
+            let scores = scores(trials, &t.label, objective);
+            Some((t.label.as_str(), mean(&scores)?, scores.len()))
         })
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }
