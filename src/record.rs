@@ -438,6 +438,12 @@ pub struct TrialRecord {
     /// included: the study's clock counts its seconds shared among them.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub side_by_side: usize,
+    /// Seconds the worker spent on the run outside its process: asking the
+    /// sampler, the journal, the live report, the database set up and
+    /// removed. The study's clock counts them (the default study had run a
+    /// minute over `--time 30m` on them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub overhead_secs: f64,
 }
 
 fn one() -> usize {
@@ -446,6 +452,10 @@ fn one() -> usize {
 
 fn is_one(n: &usize) -> bool {
     *n == 1
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl TrialRecord {
@@ -467,7 +477,14 @@ impl TrialRecord {
             worker: String::new(),
             host: String::new(),
             side_by_side: 1,
+            overhead_secs: 0.0,
         }
+    }
+
+    /// The seconds the run took on its worker's clock, its overhead
+    /// included.
+    pub fn clock_secs(&self) -> f64 {
+        self.measurement.wall_secs + self.overhead_secs
     }
 }
 

@@ -50,20 +50,21 @@ impl History<'_> {
     /// Seconds of the study's clock spent so far: each trial's seconds
     /// shared among the trials running side by side with it (`--time` is
     /// the wall-clock time of the whole study, however many workers).
-    /// The calibration that chose the scale counts: it ran inside `--time`.
+    /// The calibration that chose the scale counts: it ran inside `--time`;
+    /// so does each run's overhead outside its process.
     pub fn spent(&self) -> f64 {
-        let trials: f64 =
-            self.trials.iter().map(|t| t.measurement.wall_secs / t.side_by_side.max(1) as f64).sum();
+        let trials: f64 = self.trials.iter().map(|t| t.clock_secs() / t.side_by_side.max(1) as f64).sum();
         self.header.calibration_secs + trials
     }
 
-    /// The median seconds of `label`'s successful search and racing runs.
-    fn wall_of(&self, label: &str) -> Option<f64> {
+    /// The median seconds of `label`'s successful search and racing runs,
+    /// overhead included.
+    fn clock_of(&self, label: &str) -> Option<f64> {
         let walls: Vec<f64> = self
             .trials
             .iter()
             .filter(|t| t.stage.is_search() && t.measurement.ok() && t.label == label)
-            .map(|t| t.measurement.wall_secs)
+            .map(TrialRecord::clock_secs)
             .collect();
         (!walls.is_empty()).then(|| crate::stats::median(&walls))
     }
@@ -79,7 +80,7 @@ impl History<'_> {
             .trials
             .iter()
             .filter(|t| t.stage.is_search() && t.measurement.ok())
-            .map(|t| t.measurement.wall_secs)
+            .map(TrialRecord::clock_secs)
             .collect();
         if walls.is_empty() {
             return None;
@@ -89,11 +90,11 @@ impl History<'_> {
         let contenders: Vec<f64> = racing::ranked(self.trials, &header.objectives[0])
             .into_iter()
             .take(header.confirm_top)
-            .filter_map(|t| self.wall_of(&t.label))
+            .filter_map(|t| self.clock_of(&t.label))
             .chain(std::iter::repeat(typical))
             .take(header.confirm_top)
             .collect();
-        let defaults = self.wall_of("defaults").unwrap_or(typical);
+        let defaults = self.clock_of("defaults").unwrap_or(typical);
         let baseline = if header.baseline.is_some() { defaults } else { 0.0 };
         let round: f64 = contenders.iter().sum::<f64>() + defaults;
         // A run at k times the scale takes about k times as long.

@@ -164,6 +164,7 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
         show_progress,
         live_report_at: None,
         trials_csv: report::TrialsCsv::default(),
+        busy_since: Instant::now(),
     };
     study.show_time_spent();
     match study.work() {
@@ -271,6 +272,9 @@ struct Running<'a> {
     /// When `report.html` was last rewritten.
     live_report_at: Option<Instant>,
     trials_csv: report::TrialsCsv,
+    /// Since this worker last recorded a run (or stopped waiting for other
+    /// workers): what of it the run's process did not take is its overhead.
+    busy_since: Instant,
 }
 
 impl Running<'_> {
@@ -314,6 +318,7 @@ impl Running<'_> {
                     drop(locked);
                     self.progress.set_message("waiting for other workers' trials");
                     std::thread::sleep(POLL_EVERY);
+                    self.busy_since = Instant::now();
                     continue;
                 }
                 Plan::Finish => return self.finish(&mut locked),
@@ -512,7 +517,9 @@ impl Running<'_> {
                 return Err(self.disk_full(&record));
             }
             let side_by_side = self.claims.iter().filter(|c| !self.done(c) && self.holds(c)).count();
-            let record = TrialRecord { side_by_side: side_by_side.max(1), ..record };
+            let busy = std::mem::replace(&mut self.busy_since, Instant::now()).elapsed().as_secs_f64();
+            let overhead_secs = (busy - record.measurement.wall_secs).max(0.0);
+            let record = TrialRecord { side_by_side: side_by_side.max(1), overhead_secs, ..record };
             self.append(&mut locked, Entry::Trial(Box::new(record)))?;
         }
         self.held.remove(&claim.task);
@@ -567,7 +574,8 @@ impl Running<'_> {
             measurement: ran.measurement,
             worker: self.heartbeat.name.clone(),
             host: self.host.clone(),
-            side_by_side: 1, // counted when it is recorded
+            side_by_side: 1,    // counted when it is recorded
+            overhead_secs: 0.0, // measured when it is recorded
         })
     }
 

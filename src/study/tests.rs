@@ -296,6 +296,20 @@ fn a_time_limit_that_leaves_the_search_nothing_says_so_and_what_would_fit() {
 }
 
 #[test]
+fn the_study_clock_counts_each_runs_overhead_shared_with_the_runs_beside_it() {
+    let run = |number: usize, side_by_side: usize, overhead_secs: f64| TrialRecord {
+        side_by_side,
+        overhead_secs,
+        ..TrialRecord::replayed(number, Candidate::default(), ok(1000.0, 10.0))
+    };
+    let header = StudyHeader { calibration_secs: 30.0, ..header(5, 1, 1) };
+    let (space, trials) = (space(), [run(0, 1, 2.0), run(1, 2, 4.0)]);
+    let history = History { header: &header, trials: &trials, space: &space, engine: &RocksDb };
+    // 30 s of calibration, 10 + 2 s alone, (10 + 4) / 2 s beside another worker's run.
+    assert_eq!(history.spent(), 49.0);
+}
+
+#[test]
 fn failed_and_pruned_candidates_are_not_contenders() {
     let run = Run::new();
     // 6 bits fails, 8 bits is OOM-killed, 4 bits is faster than all but far too slow to finish.
