@@ -6,6 +6,8 @@
 
 use std::path::Path;
 
+use statrs::statistics::{Data, OrderStatistics};
+
 use super::{machines, racing, transfer, verdict, STARVED_SEARCH_TRIALS};
 use crate::engine::Engine;
 use crate::outcome::{OptionRow, ParetoPoint, Progress, StudyHeader, StudyOutcome, Transfer, Verdict};
@@ -69,12 +71,16 @@ impl History<'_> {
         (!walls.is_empty()).then(|| crate::stats::median(&walls))
     }
 
-    /// A typical search trial's seconds and the seconds the confirmation and
-    /// the larger-scale check will take, estimated from the search so far:
-    /// each side by its own runs (the current contenders, the defaults, and
-    /// RocksDB as shipped as slow as the defaults), since the search
-    /// gathers around fast candidates while the defaults may be slow
-    /// (ycsb-e's ran 1.8 times a typical trial).
+    /// A search trial's seconds, erring long, and the seconds the
+    /// confirmation and the larger-scale check will take, estimated from
+    /// the search so far: each side by its own runs (the current
+    /// contenders, the defaults, and RocksDB as shipped as slow as the
+    /// defaults), since the search gathers around fast candidates while the
+    /// defaults may be slow (ycsb-e's ran 1.8 times a typical trial). A
+    /// trial costs the upper quartile of the search's runs, and a
+    /// contender at least that: the next trial may run long and become a
+    /// contender (mixgraph's last one ran 1.25 times the median, and as a
+    /// contender took the study 1.7 min over 30m).
     pub fn time_after_search(&self) -> Option<(f64, f64)> {
         let walls: Vec<f64> = self
             .trials
@@ -85,12 +91,13 @@ impl History<'_> {
         if walls.is_empty() {
             return None;
         }
-        let typical = crate::stats::median(&walls);
+        let typical = Data::new(walls).upper_quartile();
         let header = self.header;
         let contenders: Vec<f64> = racing::ranked(self.trials, &header.objectives[0])
             .into_iter()
             .take(header.confirm_top)
             .filter_map(|t| self.clock_of(&t.label))
+            .map(|own| own.max(typical))
             .chain(std::iter::repeat(typical))
             .take(header.confirm_top)
             .collect();

@@ -310,6 +310,31 @@ fn the_study_clock_counts_each_runs_overhead_shared_with_the_runs_beside_it() {
 }
 
 #[test]
+fn the_time_reserved_errs_long_a_fast_contender_costed_as_a_slow_search_trial() {
+    let run = |number: usize, label: &str, ops: f64, wall: f64| TrialRecord {
+        label: label.into(),
+        is_default: label == "defaults",
+        ..TrialRecord::replayed(number, Candidate::default(), ok(ops, wall))
+    };
+    // The best candidate (#4) runs 8 s, most trials 10 s, one 30 s.
+    let trials = [
+        run(0, "defaults", 1000.0, 10.0),
+        run(1, "#1", 900.0, 10.0),
+        run(2, "#2", 900.0, 10.0),
+        run(3, "#3", 800.0, 30.0),
+        run(4, "#4", 1200.0, 8.0),
+    ];
+    let header = header(20, 1, 1);
+    let space = space();
+    let history = History { header: &header, trials: &trials, space: &space, engine: &RocksDb };
+    let (typical, reserved) = history.time_after_search().unwrap();
+    // Above the median (10 s), below the slowest.
+    assert!(typical > 10.0 && typical < 30.0, "{typical}");
+    // One round: #4 at the search's cost rather than its own 8 s, and the defaults' 10 s.
+    assert_eq!(reserved, typical + 10.0);
+}
+
+#[test]
 fn failed_and_pruned_candidates_are_not_contenders() {
     let run = Run::new();
     // 6 bits fails, 8 bits is OOM-killed, 4 bits is faster than all but far too slow to finish.
