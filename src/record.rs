@@ -439,9 +439,9 @@ pub struct TrialRecord {
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub side_by_side: usize,
     /// Seconds the worker spent on the run outside its process: asking the
-    /// sampler, the journal, the live report, the database set up and
-    /// removed. The study's clock counts them (the default study had run a
-    /// minute over `--time 30m` on them).
+    /// sampler, the journal, the live report, the quiet machine's sync and
+    /// cooldown, the trial's directory made and removed. The study's clock
+    /// counts them.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub overhead_secs: f64,
 }

@@ -77,17 +77,23 @@ impl History<'_> {
     /// contenders, the defaults, and RocksDB as shipped as slow as the
     /// defaults), since the search gathers around fast candidates while the
     /// defaults may be slow (ycsb-e's ran 1.8 times a typical trial). A
-    /// trial costs the upper quartile of the search's runs, and a
+    /// trial costs the upper quartile of the search's runs (the defaults'
+    /// only until another candidate ran: they are costed apart), and a
     /// contender at least that: the next trial may run long and become a
     /// contender (mixgraph's last one ran 1.25 times the median, and as a
     /// contender took the study 1.7 min over 30m).
     pub fn time_after_search(&self) -> Option<(f64, f64)> {
-        let walls: Vec<f64> = self
-            .trials
-            .iter()
-            .filter(|t| t.stage.is_search() && t.measurement.ok())
-            .map(TrialRecord::clock_secs)
-            .collect();
+        let clocks = |defaults: bool| -> Vec<f64> {
+            self.trials
+                .iter()
+                .filter(|t| t.stage.is_search() && t.measurement.ok() && t.is_default == defaults)
+                .map(TrialRecord::clock_secs)
+                .collect()
+        };
+        let walls = match clocks(false) {
+            searched if searched.is_empty() => clocks(true),
+            searched => searched,
+        };
         if walls.is_empty() {
             return None;
         }
@@ -132,7 +138,7 @@ impl History<'_> {
             return None;
         }
         Some(format!(
-            "--time {} left the search {searched} trials beyond the defaults: at {typical:.0} s a trial the \
+            "--time {} left the search {searched} trials beyond the defaults: at up to {typical:.0} s a trial the \
              confirmation and the larger-scale check alone take about {:.0} min; --time {:.0}m gives the search about \
              30 trials (or lower --confirm-repeats, or a smaller --scale)",
             humantime::format_duration(std::time::Duration::from_secs(limit as u64)),

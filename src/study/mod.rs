@@ -509,6 +509,8 @@ impl Running<'_> {
                     "kvtune: {} was taken over by another worker while this one ran it (its heartbeat was late); this run is not recorded",
                     claim.task
                 ));
+                // The run is the other worker's to count.
+                self.busy_since = Instant::now();
                 break;
             }
             if record.measurement.reason.as_deref().is_some_and(|r| r.starts_with(trial::DISK_FULL)) {
