@@ -79,7 +79,8 @@ pub struct Shape {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryModel {
     pub block_cache: u64,
-    /// Key-value pairs cached whole for point reads, beside the block cache.
+    /// Key-value pairs cached whole for point reads, beside the block cache:
+    /// its capacity and what its entries cost beyond their charge.
     #[serde(default)]
     pub row_cache: u64,
     pub memtables: u64,
@@ -111,7 +112,7 @@ impl MemoryModel {
                 ByteSize(self.block_cache),
                 match self.row_cache {
                     0 => String::new(),
-                    bytes => format!(" + row cache {}", ByteSize(bytes)),
+                    bytes => format!(" + row cache {} with its entries' overhead", ByteSize(bytes)),
                 },
                 ByteSize(self.memtables),
                 ByteSize(self.index_and_filters(shape)),
