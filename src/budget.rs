@@ -88,6 +88,10 @@ pub struct MemoryModel {
     /// byte of data: it grows with the database.
     pub outside_cache_per_key: f64,
     pub outside_cache_per_byte: f64,
+    /// Buffers the engine reads into outside any cache, as compactions do
+    /// under direct I/O where the kernel's read-ahead cannot serve them.
+    #[serde(default)]
+    pub read_buffers: u64,
     /// The process, the engine's own structures and table readers.
     pub overhead: u64,
 }
@@ -100,14 +104,19 @@ impl MemoryModel {
     }
 
     pub fn total(&self, shape: Shape) -> u64 {
-        self.block_cache + self.row_cache + self.memtables + self.index_and_filters(shape) + self.overhead
+        self.block_cache
+            + self.row_cache
+            + self.memtables
+            + self.index_and_filters(shape)
+            + self.read_buffers
+            + self.overhead
     }
 
     /// Why the model does not fit `budget` for data of `shape`, or `None` when it does.
     pub fn misfit(&self, shape: Shape, budget: u64) -> Option<String> {
         (self.total(shape) > budget).then(|| {
             format!(
-                "needs {} (block cache {}{} + memtables {} + index/filters {} + overhead {}) but the budget is {}",
+                "needs {} (block cache {}{} + memtables {} + index/filters {}{} + overhead {}) but the budget is {}",
                 ByteSize(self.total(shape)),
                 ByteSize(self.block_cache),
                 match self.row_cache {
@@ -116,6 +125,10 @@ impl MemoryModel {
                 },
                 ByteSize(self.memtables),
                 ByteSize(self.index_and_filters(shape)),
+                match self.read_buffers {
+                    0 => String::new(),
+                    bytes => format!(" + read-ahead buffers {}", ByteSize(bytes)),
+                },
                 ByteSize(self.overhead),
                 ByteSize(budget)
             )
@@ -189,6 +202,7 @@ mod tests {
             memtables: 300 * MIB,
             outside_cache_per_key: 1.0,
             outside_cache_per_byte: 0.0,
+            read_buffers: 0,
             overhead: 100 * MIB,
         };
         let shape = Shape { keys: 10 * MIB, user_bytes: GIB };

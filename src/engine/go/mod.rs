@@ -160,6 +160,7 @@ pub fn model(block_cache: u64, memtables: u64, per_key: f64, per_byte: f64) -> M
         memtables,
         outside_cache_per_key: per_key,
         outside_cache_per_byte: per_byte,
+        read_buffers: 0,
         overhead: PROCESS_OVERHEAD,
     }
 }

@@ -718,6 +718,29 @@ mod tests {
     }
 
     #[test]
+    fn the_memory_model_counts_read_ahead_buffers_under_direct_io() {
+        let memory = |settings: &[(&str, Value)]| resolve(&with(GIB, settings), GIB).unwrap().memory;
+        let direct = ("load_mode", Value::from("direct"));
+        // Buffered reads read ahead into the page cache: nothing to count.
+        assert_eq!(memory(&[]).read_buffers, 0);
+        assert_eq!(memory(&[("load_mode", Value::from("mmap"))]).read_buffers, 0);
+        // The defaults' one compaction thread: an L0 file each up to the trigger (4), the level below, two more.
+        assert_eq!(memory(std::slice::from_ref(&direct)).read_buffers, 7 * 2 * MIB);
+        assert_eq!(memory(&[direct.clone(), ("compaction_readahead_size", Value::Int(0))]).read_buffers, 0);
+        // Subcompactions each read the L0 inputs; six jobs compact on five threads.
+        let wide = memory(&[
+            direct,
+            ("max_subcompactions", Value::Int(4)),
+            ("max_background_jobs", Value::Int(6)),
+            ("level0_file_num_compaction_trigger", Value::Int(10)),
+        ]);
+        assert_eq!(wide.read_buffers, (4 * 11 + 2 * 5) * 2 * MIB);
+        let shape = crate::budget::Shape { keys: 1_000_000, user_bytes: 64 * MIB };
+        let why = wide.misfit(shape, 128 * MIB).unwrap();
+        assert!(why.contains("read-ahead buffers 108 MiB"), "{why}");
+    }
+
+    #[test]
     fn settings_that_cannot_run_as_asked_are_recorded_as_they_run() {
         let r = resolve(
             &with(
