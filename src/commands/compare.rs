@@ -82,6 +82,22 @@ fn candidate(
     Ok(candidate)
 }
 
+/// Changes a side's label lists before it names only their number, the list
+/// then printed once, so that columns stay readable.
+const LABELLED_CHANGES: usize = 3;
+
+/// `label` with the `--set` changes made to it.
+fn label_with(label: &str, settings: &[Setting]) -> String {
+    match settings.len() {
+        0 => label.to_string(),
+        n if n > LABELLED_CHANGES => format!("{label}+{n} changes"),
+        _ => {
+            let changes: Vec<String> = settings.iter().map(|s| s.to_string()).collect();
+            format!("{label}+{}", changes.join(","))
+        }
+    }
+}
+
 /// Runs the option sets `specs` side by side, `repeat` rounds; `--set`
 /// changes every set from index `first_changed` on.
 pub(super) fn run(
@@ -118,12 +134,7 @@ pub(super) fn run(
     for (i, n) in named.iter().enumerate() {
         let settings = if i >= first_changed { target.settings.as_slice() } else { &[] };
         candidates.push((n.engine, candidate(n, settings, n.engine, full_budget)?));
-        let changes: Vec<String> = settings.iter().map(|s| s.to_string()).collect();
-        labels.push(if changes.is_empty() {
-            n.label.clone()
-        } else {
-            format!("{}+{}", n.label, changes.join(","))
-        });
+        labels.push(label_with(&n.label, settings));
     }
     let runner = runner(common)?;
     let asked = match (common.scale, first_preset) {
@@ -147,6 +158,10 @@ pub(super) fn run(
             choice.scale,
             choice.reason
         );
+        if target.settings.len() > LABELLED_CHANGES {
+            let changes: Vec<String> = target.settings.iter().map(|s| s.to_string()).collect();
+            eprintln!("changes: {}", changes.join(", "));
+        }
     }
     let requests = candidates
         .iter()
@@ -174,4 +189,23 @@ pub(super) fn run(
     };
     let runs = measure(&runner, &sides, repeat, common.seed, &mut log)?;
     Ok(tabulate(runs, &dataset.name, full_budget, choice.scale, common.seed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_label_lists_a_few_changes_and_counts_many() {
+        let settings = |names: &[&str]| -> Vec<Setting> {
+            names.iter().map(|n| format!("{n}=1").parse().unwrap()).collect()
+        };
+        assert_eq!(label_with("defaults", &[]), "defaults");
+        assert_eq!(
+            label_with("defaults", &settings(&["bloom_bits", "block_size"])),
+            "defaults+bloom_bits=1,block_size=1"
+        );
+        let many = settings(&["a", "b", "c", "d"]);
+        assert_eq!(label_with("p.toml", &many), "p.toml+4 changes");
+    }
 }
