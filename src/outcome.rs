@@ -56,6 +56,14 @@ impl std::fmt::Display for Strategy {
     }
 }
 
+/// Why a search stopped: a limit the user set (or its default), or its
+/// sampler had nothing left, which a user who asked for more must be told.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchEnd {
+    pub why: String,
+    pub by_sampler: bool,
+}
+
 /// What a study was asked to do: the journal's first entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StudyHeader {
@@ -189,7 +197,9 @@ pub struct Verdict {
     pub recommended: usize,
     pub beats_defaults: bool,
     /// The smallest gain the confirmation rounds could show on this machine
-    /// (80% power, Holm-corrected significance), from the pairs' own noise.
+    /// (80% power, Holm-corrected significance), from the pairs' own noise:
+    /// the recommendation's where it beat the defaults, else the median
+    /// over the contenders.
     pub min_detectable_change: Option<f64>,
     /// The recommendation against the baseline run beside it, round by
     /// round (one comparison, so uncorrected); `None` without a baseline.
@@ -288,6 +298,8 @@ pub struct StudyOutcome {
     pub pareto: Vec<ParetoPoint>,
     /// Why the search ran far fewer trials than a study needs, if it did.
     pub search_cut_short: Option<String>,
+    /// Why the search stopped, once the confirmation has begun.
+    pub search_ended: Option<SearchEnd>,
     /// Which worker and machine measured what.
     pub machines: Machines,
     pub progress: Progress,

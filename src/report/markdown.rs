@@ -366,6 +366,9 @@ fn search(md: &mut String, outcome: &StudyOutcome) {
         r.won,
         r.overturned
     );
+    if let Some(end) = &outcome.search_ended {
+        let _ = writeln!(md, "The search stopped after {} trials: {}.\n", search.len(), end.why);
+    }
     if let Some(note) = &outcome.search_cut_short {
         let _ = writeln!(md, "**The search was cut short:** {note}.\n");
     }

@@ -349,6 +349,14 @@ impl BayesSampler {
     }
 }
 
+/// Why a bayes search stops by itself, in a user's words.
+pub fn nothing_left_means() -> String {
+    format!(
+        "the model's expected improvement stayed below what one run resolves for {STOP_AFTER} proposals in a row, \
+         after {MIN_PROPOSALS} of its own"
+    )
+}
+
 /// The noise of one run in score units, from the racing pairs in the
 /// history: how much a race's paired differences scatter around that race's
 /// own mean (pooled over races), over the square root of 2.

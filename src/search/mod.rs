@@ -81,6 +81,17 @@ impl Strategy {
     }
 }
 
+impl Strategy {
+    /// What it means when this strategy's sampler proposes nothing more.
+    pub fn nothing_left_means(self) -> String {
+        match self {
+            Strategy::Bayes => bayes::nothing_left_means(),
+            Strategy::Grid => "every point of its grid had run".into(),
+            Strategy::Random | Strategy::Tpe => "no untried candidate the study would run was left".into(),
+        }
+    }
+}
+
 /// Which candidates the study would run: the checks a trial meets before it
 /// runs (the engine's memory model against the budget, what the dataset
 /// allows). A candidate they reject still costs a trial and, taught to a

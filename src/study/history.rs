@@ -8,9 +8,11 @@ use std::path::Path;
 
 use statrs::statistics::{Data, OrderStatistics};
 
-use super::{machines, racing, transfer, verdict, STARVED_SEARCH_TRIALS};
+use super::{machines, racing, transfer, verdict, MAX_REJECTIONS_IN_A_ROW, STARVED_SEARCH_TRIALS};
 use crate::engine::Engine;
-use crate::outcome::{OptionRow, ParetoPoint, Progress, StudyHeader, StudyOutcome, Transfer, Verdict};
+use crate::outcome::{
+    OptionRow, ParetoPoint, Progress, SearchEnd, StudyHeader, StudyOutcome, Transfer, Verdict,
+};
 use crate::record::{Stage, TrialRecord};
 use crate::search::importance;
 use crate::space::Space;
@@ -126,6 +128,44 @@ impl History<'_> {
         }
     }
 
+    /// Why the search may not start another trial, if a limit forbids it
+    /// (`under_way`: search trials running, counted as run): `--trials`, a
+    /// run of candidates the memory model rejected, or `--time`.
+    pub fn search_closed(&self, under_way: usize) -> Option<String> {
+        let search = || self.trials.iter().filter(|t| t.stage == Stage::Search);
+        let ran = search().filter(|t| t.measurement.ran()).count() + under_way;
+        let rejected_in_a_row = search().rev().take_while(|t| !t.measurement.ran()).count();
+        if ran >= self.header.trials {
+            Some(format!("it reached its limit of {} trials", self.header.trials))
+        } else if rejected_in_a_row >= MAX_REJECTIONS_IN_A_ROW {
+            Some(format!("the memory model rejected {rejected_in_a_row} candidates in a row"))
+        } else if self.out_of_time() {
+            Some("another trial would have left the confirmation too little of --time".into())
+        } else {
+            None
+        }
+    }
+
+    /// Why the search stopped where it did, judged as the planner judged it,
+    /// on the trials recorded before the confirmation began; `None` while
+    /// the search runs. Where no limit closed it, its sampler had nothing
+    /// left, and a user who asked for more trials must be told so.
+    pub fn search_ended(&self) -> Option<SearchEnd> {
+        let end = self.trials.iter().position(|t| matches!(t.stage, Stage::Confirm | Stage::Verify))?;
+        let before = History { trials: &self.trials[..end], ..*self };
+        let strategy = self.header.strategy;
+        Some(match before.search_closed(0) {
+            Some(why) => SearchEnd { why, by_sampler: false },
+            None => SearchEnd {
+                why: format!(
+                    "its {strategy} sampler had nothing left to propose ({})",
+                    strategy.nothing_left_means()
+                ),
+                by_sampler: true,
+            },
+        })
+    }
+
     /// When `--time` left the search almost nothing: how little, and what
     /// limit would give it room. A study that only confirms the defaults is
     /// not what the user asked for.
@@ -230,6 +270,7 @@ impl History<'_> {
             racing: racing::summarize(self.trials, &self.header.objectives[0]),
             pareto: self.pareto(),
             search_cut_short: self.time_starved(),
+            search_ended: self.search_ended(),
             machines: machines::machines(self.trials, &self.header.objectives[0]),
             progress,
         })

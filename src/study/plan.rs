@@ -11,7 +11,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::history::History;
 use super::racing;
 use super::task::{Claim, Entrant, PlannedRun};
-use super::MAX_REJECTIONS_IN_A_ROW;
 use crate::outcome::BASELINE_ORIGIN;
 use crate::record::{Stage, TrialRecord};
 use crate::space::Candidate;
@@ -150,15 +149,8 @@ impl Board<'_> {
     /// Whether the search may start another trial: trials, time, rejections
     /// and the sampler allowing (trials under way count as run).
     fn search_open(&self) -> bool {
-        let header = self.history.header;
-        let search: Vec<&TrialRecord> = self.trials().iter().filter(|t| t.stage == Stage::Search).collect();
         let under_way = self.claims.iter().filter(|c| c.task.starts_with("search:") && !self.done(c)).count();
-        let ran = search.iter().filter(|t| t.measurement.ran()).count() + under_way;
-        let rejected_in_a_row = search.iter().rev().take_while(|t| !t.measurement.ran()).count();
-        ran < header.trials
-            && rejected_in_a_row < MAX_REJECTIONS_IN_A_ROW
-            && !self.history.out_of_time()
-            && !self.exhausted
+        self.history.search_closed(under_way).is_none() && !self.exhausted
     }
 
     /// The next racing pair of a finished challenger, if one is due: a

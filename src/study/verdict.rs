@@ -129,7 +129,13 @@ pub fn judge(
         );
         paired_change(&mine, &theirs)
     });
-    let sds: Vec<f64> = tested.iter().filter_map(|&i| Some(contenders[i].paired?.sd_log_ratio)).collect();
+    // A winner's gain rests on its own pairs, so what the rounds resolved is
+    // their noise, not one wild round of a contender beside it; without a
+    // winner, the contenders' median.
+    let sds: Vec<f64> = match winner {
+        Some(i) => contenders[i].paired.iter().map(|p| p.sd_log_ratio).collect(),
+        None => tested.iter().filter_map(|&i| Some(contenders[i].paired?.sd_log_ratio)).collect(),
+    };
     let rounds = tested.iter().filter_map(|&i| Some(contenders[i].paired?.n)).max().unwrap_or(0);
     Some(Verdict {
         objective: objective.clone(),
