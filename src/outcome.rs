@@ -60,6 +60,8 @@ impl std::fmt::Display for Strategy {
 /// sampler had nothing left, which a user who asked for more must be told.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchEnd {
+    /// Search trials recorded when it stopped.
+    pub trials: usize,
     pub why: String,
     pub by_sampler: bool,
 }

@@ -367,7 +367,7 @@ fn search(md: &mut String, outcome: &StudyOutcome) {
         r.overturned
     );
     if let Some(end) = &outcome.search_ended {
-        let _ = writeln!(md, "The search stopped after {} trials: {}.\n", search.len(), end.why);
+        let _ = writeln!(md, "The search stopped after {} trials: {}.\n", end.trials, end.why);
     }
     if let Some(note) = &outcome.search_cut_short {
         let _ = writeln!(md, "**The search was cut short:** {note}.\n");

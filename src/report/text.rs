@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::budget::ByteSize;
 use crate::outcome::{Comparison, MetricRow, StudyHeader, StudyOutcome, Transfer, Verdict, ALPHA};
-use crate::record::{Better, Objective, Stage};
+use crate::record::{Better, Objective};
 
 /// A relative change as a signed percentage: +12.3%.
 pub fn pct(x: f64) -> String {
@@ -173,8 +173,7 @@ pub fn answer(outcome: &StudyOutcome, out_dir: &Path) -> String {
         outcome.search_cut_short.as_ref().map(|note| format!("The search was cut short: {note}."));
     // A limit the user set is no news; a sampler that stopped first is.
     let stopped = outcome.search_ended.as_ref().filter(|end| end.by_sampler).map(|end| {
-        let ran = outcome.trials.iter().filter(|t| t.stage == Stage::Search).count();
-        format!("The search stopped after {ran} of at most {} trials: {}.", header.trials, end.why)
+        format!("The search stopped after {} of at most {} trials: {}.", end.trials, header.trials, end.why)
     });
     let unstable = outcome.machines.ratios.iter().filter(|r| r.unstable).map(|r| {
         format!("{}'s gain differs across the machines that measured it (see report.md, Workers).", r.label)

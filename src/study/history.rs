@@ -154,9 +154,11 @@ impl History<'_> {
         let end = self.trials.iter().position(|t| matches!(t.stage, Stage::Confirm | Stage::Verify))?;
         let before = History { trials: &self.trials[..end], ..*self };
         let strategy = self.header.strategy;
+        let trials = before.trials.iter().filter(|t| t.stage == Stage::Search).count();
         Some(match before.search_closed(0) {
-            Some(why) => SearchEnd { why, by_sampler: false },
+            Some(why) => SearchEnd { trials, why, by_sampler: false },
             None => SearchEnd {
+                trials,
                 why: format!(
                     "its {strategy} sampler had nothing left to propose ({})",
                     strategy.nothing_left_means()

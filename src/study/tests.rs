@@ -477,9 +477,9 @@ fn what_the_rounds_resolved_is_the_winners_own_noise_not_a_wild_round_beside_it(
 
 /// Proposes bloom_bits 2, 4, ... and then nothing, as a model that has
 /// nothing left worth a trial does.
-struct Runs2;
+struct TwoThenNothing;
 
-impl Sampler for Runs2 {
+impl Sampler for TwoThenNothing {
     fn ask(&mut self, _: &Space, history: &[TrialRecord]) -> Option<Proposal> {
         let bits = 2 * history.len() as i64;
         let candidate = [("bloom_bits".to_string(), Value::Int(bits))].into_iter().collect();
@@ -491,7 +491,7 @@ impl Sampler for Runs2 {
 fn the_report_says_why_the_search_stopped_and_the_summary_when_its_sampler_stopped_first() {
     let run = Run::new();
     let runner = ScriptedRunner::new(by_bloom);
-    let outcome = run.study(header(10, 1, 3), None, Box::new(Runs2), &runner).unwrap();
+    let outcome = run.study(header(10, 1, 3), None, Box::new(TwoThenNothing), &runner).unwrap();
     let end = outcome.search_ended.clone().expect("the confirmation began");
     assert!(end.by_sampler && end.why.contains("had nothing left"), "{end:?}");
     let summary = crate::report::text::answer(&outcome, &run.out());
