@@ -27,7 +27,7 @@ The Go engines of the same systems run too (--engine pebble, badger or bbolt, th
 and --engines tunes several and sets their answers side by side: which engine, with which options.\n\n\
 When the budget is more than this machine can test, kvtune scales the budget and the data down together (--scale), so \
 their ratio, which decides cache hit rates and write amplification, is kept; the options it exports are for the full budget.",
-    after_help = "Examples:\n  kvtune --budget 128G --dataset spork                 tune for a 128 GiB Flow indexer\n  kvtune --budget 8G --dataset spork --trials 30 --strategy random\n  kvtune --budget 128G --dataset spork --space search-spaces/badger-thread.toml --strategy grid\n  kvtune bench --preset out/RUN/preset.toml --repeat 5  re-measure a recommendation\n  kvtune bench --preset defaults --dataset spork --budget 128G --json\n  kvtune compare defaults out/RUN/preset.toml --repeat 5   paired rounds, benchstat-style table\n  kvtune compare defaults defaults --set bloom_bits=10 --dataset spork --budget 8G\n  kvtune --engine pebble --budget 8G --dataset tbs      tune Pebble for Elastic APM's tail sampling\n  kvtune --engines rocksdb,pebble,badger --budget 8G --dataset tbs --time 10m   engines side by side\n  kvtune compare defaults defaults@pebble defaults@badger --dataset spork --budget 8G\n  kvtune --budget 128G --dataset spork --out /nfs/s --create-only   a study for many machines\n  kvtune launch slurm /nfs/s --workers 8    its workers (or `kvtune worker /nfs/s` on each)",
+    after_help = "Examples:\n  kvtune --budget 128G --dataset spork                 tune for a 128 GiB Flow indexer\n  kvtune --budget 8G --dataset spork --trials 30 --strategy random\n  kvtune --budget 128G --dataset spork --space search-spaces/badger-thread.toml --strategy grid\n  kvtune bench --preset out/RUN/preset.toml --repeat 5  re-measure a recommendation\n  kvtune bench --preset defaults --dataset spork --budget 128G --json\n  kvtune compare defaults out/RUN/preset.toml --repeat 5   paired rounds, benchstat-style table\n  kvtune compare out/RUN/preset.toml out/RUN#17         the recommendation against another trial\n  kvtune compare defaults defaults --set bloom_bits=10 --dataset spork --budget 8G\n  kvtune --engine pebble --budget 8G --dataset tbs      tune Pebble for Elastic APM's tail sampling\n  kvtune --engines rocksdb,pebble,badger --budget 8G --dataset tbs --time 10m   engines side by side\n  kvtune compare defaults defaults@pebble defaults@badger --dataset spork --budget 8G\n  kvtune --budget 128G --dataset spork --out /nfs/s --create-only   a study for many machines\n  kvtune launch slurm /nfs/s --workers 8    its workers (or `kvtune worker /nfs/s` on each)",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
@@ -98,7 +98,7 @@ pub enum Command {
 #[derive(Debug, Clone, Args)]
 pub struct Common {
     /// Engine: rocksdb (in process), or pebble, badger or bbolt (Go libraries, run through kvtune's driver, which
-    /// is built with `go build` on first use). Default: the (first) preset's engine, else rocksdb.
+    /// is built with `go build` on first use). Default: the (first) preset's or trial's engine, else rocksdb.
     #[arg(long, value_name = "NAME")]
     pub engine: Option<String>,
     /// Scale of the replay, a power-of-two fraction (1, 1/2, ..., 1/256, 2^-10): budget and data shrink alike.
@@ -339,15 +339,19 @@ pub enum Scheduler {
 /// Where `bench` and `compare` run: the workload, the budget and what changes the option sets.
 #[derive(Debug, Clone, Args)]
 pub struct Target {
-    /// Workload (a dataset, a dataset file or a trace file); default: the (first) preset's.
+    /// Workload (a dataset, a dataset file or a trace file); default: the (first) preset's or trial's study's.
     #[arg(long, value_name = "NAME|FILE")]
     pub dataset: Option<String>,
-    /// Memory budget; default: the (first) preset's.
+    /// Memory budget; default: the (first) preset's or trial's study's.
     #[arg(long, value_name = "SIZE")]
     pub budget: Option<ByteSize>,
-    /// User data over the budget; default: the preset's, else the modelled system's own ratio.
+    /// User data over the budget; default: the (first) preset's or trial's study's, else the modelled system's own ratio.
     #[arg(long, value_name = "R")]
     pub data_ratio: Option<f64>,
+    /// What the first row is and what the rounds' resolution is said of: throughput, phase:NAME,
+    /// latency:PHASE:PCT or bytes_per_key. Default: the (first) preset's or trial's study's, else the dataset's own.
+    #[arg(long, value_name = "OBJECTIVE")]
+    pub objective: Option<Objective>,
     /// Changes a parameter, e.g. --set bloom_bits=10 (repeatable). `bench` changes its option set; `compare` changes
     /// every option set but the first (the baseline), so `compare defaults defaults --set bloom_bits=10` shows
     /// what bloom_bits=10 does.
@@ -357,8 +361,9 @@ pub struct Target {
 
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
-    /// A preset.toml written by `kvtune tune`, or `defaults` for the engine's defaults fitted to the budget.
-    #[arg(long, value_name = "FILE|defaults")]
+    /// A preset.toml written by `kvtune tune`, `DIR#N` for trial N of the study in DIR (as it ran there), or
+    /// `defaults` for the engine's defaults fitted to the budget.
+    #[arg(long, value_name = "FILE|DIR#N|defaults")]
     pub preset: String,
     /// Runs of the option set.
     #[arg(long, value_name = "N", default_value_t = 3)]
@@ -371,9 +376,10 @@ pub struct BenchArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
-    /// Option sets to compare, the first being the baseline: preset.toml files, `defaults` (of --engine), or
+    /// Option sets to compare, the first being the baseline: preset.toml files, `DIR#N` (trial N of the study in
+    /// DIR, as it ran there: a contender the study did not recommend), `defaults` (of --engine), or
     /// `defaults@ENGINE` (e.g. `defaults defaults@pebble defaults@badger`: which engine, at its defaults).
-    #[arg(value_name = "FILE|defaults", required = true, num_args = 2..)]
+    #[arg(value_name = "FILE|DIR#N|defaults", required = true, num_args = 2..)]
     pub sets: Vec<String>,
     /// Rounds: each runs every option set once, in a random order; each set pairs with the baseline's run of the
     /// same round. More rounds resolve smaller differences.

@@ -381,6 +381,9 @@ impl StudyOutcome {
 #[derive(Debug, Clone, Serialize)]
 pub struct SideRuns {
     pub label: String,
+    /// The engine's absolute options as the side's runs ran them, at the
+    /// scaled budget (empty if the engine refused the option set).
+    pub options: OptionSet,
     /// One run per round, in round order; failed runs included.
     pub runs: Vec<crate::record::Measurement>,
 }
@@ -402,6 +405,8 @@ pub struct MetricRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
     pub dataset: String,
+    /// What the first metric row is, and the rounds' resolution is of.
+    pub objective: String,
     /// The full budget, and the scale and scaled budget the runs were made at.
     pub budget: u64,
     pub scale: String,
@@ -409,7 +414,7 @@ pub struct Comparison {
     pub rounds: usize,
     pub sides: Vec<SideRuns>,
     pub metrics: Vec<MetricRow>,
-    /// The smallest whole-replay throughput change these rounds could show
-    /// (80% power at p < 0.05), from the pairs' own noise.
+    /// The smallest change of the objective these rounds could show (80%
+    /// power at p < 0.05), from the pairs' own noise.
     pub min_detectable_change: Option<f64>,
 }

@@ -343,6 +343,15 @@ const MIB_F: f64 = 1048576.0;
 
 /// Every figure of a run, in the order people read them: whole-replay
 /// throughput first, then each phase, then disk, memory and CPU.
+/// The metric of the whole replay's throughput, and of bytes per key.
+const THROUGHPUT_METRIC: &str = "ops/s (whole replay)";
+const BYTES_PER_KEY_METRIC: &str = "bytes/key";
+
+/// A phase's metric, e.g. `serve p99 us`.
+fn phase_metric(phase: &str, what: &str) -> String {
+    format!("{phase} {what}")
+}
+
 pub fn metrics(m: &Measurement) -> Vec<Metric> {
     use Better::{Higher, Lower, Neither};
     let mut out = vec![];
@@ -351,16 +360,16 @@ pub fn metrics(m: &Measurement) -> Vec<Metric> {
             out.push(Metric { name, better, value });
         }
     };
-    push("ops/s (whole replay)".into(), Higher, Some(m.ops_per_sec));
+    push(THROUGHPUT_METRIC.into(), Higher, Some(m.ops_per_sec));
     for p in &m.phases {
         let n = &p.name;
-        push(format!("{n} ops/s"), Higher, Some(p.ops_per_sec));
+        push(phase_metric(n, "ops/s"), Higher, Some(p.ops_per_sec));
         push(format!("{n} MB/s"), Higher, Some(p.mb_per_sec));
         push(format!("{n} settle s"), Lower, Some(p.settle_secs));
-        push(format!("{n} p50 us"), Lower, Some(p.latency.p50_us));
-        push(format!("{n} p95 us"), Lower, Some(p.latency.p95_us));
-        push(format!("{n} p99 us"), Lower, Some(p.latency.p99_us));
-        push(format!("{n} p99.9 us"), Lower, Some(p.latency.p999_us));
+        push(phase_metric(n, "p50 us"), Lower, Some(p.latency.p50_us));
+        push(phase_metric(n, "p95 us"), Lower, Some(p.latency.p95_us));
+        push(phase_metric(n, "p99 us"), Lower, Some(p.latency.p99_us));
+        push(phase_metric(n, "p99.9 us"), Lower, Some(p.latency.p999_us));
         for c in &p.calls {
             push(format!("{n} {} time %", c.kind), Neither, Some(c.share_of_time * 100.0));
             push(format!("{n} {} p99 us", c.kind), Lower, Some(c.latency.p99_us));
@@ -369,7 +378,7 @@ pub fn metrics(m: &Measurement) -> Vec<Metric> {
     push("write amplification".into(), Lower, m.write_amplification);
     push("stall s".into(), Lower, Some(m.stall_secs));
     push("disk MiB".into(), Lower, Some(m.disk_bytes as f64 / MIB_F));
-    push("bytes/key".into(), Lower, m.bytes_per_key);
+    push(BYTES_PER_KEY_METRIC.into(), Lower, m.bytes_per_key);
     if let Some((unit, bytes)) = &m.bytes_per_unit {
         push(format!("bytes/{unit}"), Lower, Some(*bytes));
     }
@@ -599,6 +608,16 @@ impl Objective {
     /// The value a score stands for (the inverse of [`Objective::score`]).
     pub fn from_score(&self, score: f64) -> f64 {
         self.merit_of(score.exp())
+    }
+
+    /// Its row among a run's [`metrics`].
+    pub fn metric_name(&self) -> String {
+        match self {
+            Objective::Throughput => THROUGHPUT_METRIC.into(),
+            Objective::Phase(p) => phase_metric(p, "ops/s"),
+            Objective::Latency { phase, percentile } => phase_metric(phase, &format!("{percentile} us")),
+            Objective::BytesPerKey => BYTES_PER_KEY_METRIC.into(),
+        }
     }
 
     /// The unit the value is in, for people.

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use kvtune::engine::{rocksdb::RocksDb, Engine};
-use kvtune::record::{Stage, Status, TrialRecord};
+use kvtune::record::{OptionSet, Stage, Status, TrialRecord};
 use kvtune::report::Preset;
 use kvtune::study::journal::{self, Entry, Journal};
 
@@ -137,15 +137,32 @@ fn tune_writes_every_output_and_cleans_up() {
         assert!(answer < at && at < report.find("## Every trial").unwrap());
     }
 
-    // The preset measures again with `bench`, at the scale it records.
+    // The preset measures again beside a search trial named by its study
+    // folder, at the scale the preset records, each with the very options it
+    // ran with in the study.
     let preset_path = path_arg(&out.join("preset.toml"));
-    let args = ["bench", "--preset", &preset_path, "--repeat", "1", "--json", "--workdir", &path_arg(&work)];
-    let bench = kvtune_with(&args.map(String::from));
-    assert!(bench.status.success(), "{}", text(&bench));
-    matches_schema("comparison", &bench.stdout, dir.path());
-    let json: serde_json::Value = serde_json::from_slice(&bench.stdout).unwrap();
+    let searched =
+        records.iter().find(|t| t.stage == Stage::Search && !t.is_default && t.measurement.ran()).unwrap();
+    let trial_spec = format!("{}{}", path_arg(&out), searched.label);
+    let args =
+        ["compare", &preset_path, &trial_spec, "--repeat", "1", "--json", "--workdir", &path_arg(&work)];
+    let compared = kvtune_with(&args.map(String::from));
+    assert!(compared.status.success(), "{}", text(&compared));
+    matches_schema("comparison", &compared.stdout, dir.path());
+    let json: serde_json::Value = serde_json::from_slice(&compared.stdout).unwrap();
     assert_eq!(json["scale"], "1/4");
     assert_eq!(json["sides"][0]["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(json["sides"][1]["label"], trial_spec.as_str());
+    assert_eq!(json["objective"], measured.objective.as_str(), "the comparison's objective is the study's");
+    let ran = |side: usize| -> OptionSet {
+        serde_json::from_value(json["sides"][side]["options"].clone()).unwrap()
+    };
+    assert_eq!(ran(0), winner.options);
+    assert_eq!(ran(1), searched.options);
+    fails_with(
+        &["compare", "defaults", &format!("{}#999", path_arg(&out))],
+        &["has no trial #999", "its search trials are #"],
+    );
     // The preset explained: what it changes, what sets it, what was measured.
     let explained = kvtune_with(&["explain".to_string(), preset_path.clone()]);
     assert!(explained.status.success(), "{}", text(&explained));

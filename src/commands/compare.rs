@@ -5,16 +5,18 @@ use std::path::Path;
 
 use anyhow::{bail, Context};
 
-use super::{load_dataset, pick_scale, runner};
+use super::{check_objective, load_dataset, own_objective, pick_scale, runner};
 use crate::budget::ByteSize;
 use crate::cli::{Common, CompareArgs, Target};
 use crate::engine::{self, Engine};
 use crate::outcome::Comparison;
+use crate::record::Objective;
 use crate::report::text::{comparison_table, Layout};
 use crate::report::Preset;
 use crate::scale::Scale;
 use crate::space::{Candidate, Setting};
-use crate::study::compare::{measure, tabulate, Sides};
+use crate::study::compare::{measure, tabulate, ComparedOn, Sides};
+use crate::study::journal;
 use crate::trial::Request;
 
 pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
@@ -39,31 +41,107 @@ pub(super) fn print(comparison: &Comparison, common: &Common, layout: Layout) ->
 /// An option set as named on the command line, and the engine it runs on.
 struct Named {
     label: String,
-    preset: Option<Preset>,
+    measured: Option<MeasuredAs>,
     engine: &'static dyn Engine,
 }
 
-/// `defaults` (of `--engine`, else RocksDB), `defaults@ENGINE`, or a preset
-/// (of its own engine, which `--engine` must not contradict).
+/// An option set a study measured (a preset's recommendation, or one of its
+/// trials), with what it was measured on: the defaults a comparison takes
+/// where the command line does not say.
+struct MeasuredAs {
+    engine: String,
+    /// As searched: memory as shares of the budget.
+    candidate: Candidate,
+    budget_bytes: u64,
+    /// The dataset by its file where it has one, else by name.
+    dataset: String,
+    data_ratio: Option<f64>,
+    scale: Scale,
+    /// What the study maximised (its first objective).
+    objective: Option<Objective>,
+}
+
+impl MeasuredAs {
+    fn from_preset(path: &str) -> anyhow::Result<Self> {
+        let preset = Preset::load(Path::new(path))?;
+        Ok(MeasuredAs {
+            scale: preset.scale.parse().with_context(|| format!("preset {path}"))?,
+            dataset: preset.dataset_file.as_ref().map_or(preset.dataset, |f| f.display().to_string()),
+            engine: preset.engine,
+            candidate: preset.candidate,
+            budget_bytes: preset.budget_bytes,
+            data_ratio: preset.data_ratio,
+            objective: match preset.measured {
+                Some(m) => Some(m.objective.parse().with_context(|| format!("preset {path}"))?),
+                None => None,
+            },
+        })
+    }
+
+    /// Trial `label` (`#N`) of the study in `dir`, as it ran: a contender the
+    /// study did not recommend can be measured again beside the one it did.
+    fn from_trial(dir: &Path, label: &str) -> anyhow::Result<Self> {
+        let recorded = journal::read_study(dir)?;
+        let Some(trial) = recorded.trials.iter().find(|t| t.label == label) else {
+            // A search trial's label is its own number; racing and confirmation
+            // runs carry the label of the trial they measure again.
+            let searched: Vec<usize> = recorded
+                .trials
+                .iter()
+                .filter(|t| t.label == format!("#{}", t.number))
+                .map(|t| t.number)
+                .collect();
+            let range = match (searched.iter().min(), searched.iter().max()) {
+                (Some(first), Some(last)) => format!("its search trials are #{first} .. #{last}"),
+                _ => "it has no search trials".to_string(),
+            };
+            bail!("the study in {} has no trial {label}: {range}", dir.display());
+        };
+        let header = recorded.header;
+        Ok(MeasuredAs {
+            engine: header.engine,
+            candidate: trial.candidate.clone(),
+            budget_bytes: header.full_budget,
+            dataset: header.dataset.file.map_or(header.dataset.name, |f| f.display().to_string()),
+            data_ratio: header.dataset.data_ratio,
+            scale: header.scale,
+            objective: header.objectives.into_iter().next(),
+        })
+    }
+
+    /// `DIR#N` (trial N of the study in DIR), else a preset file.
+    fn from_spec(spec: &str) -> anyhow::Result<Self> {
+        match spec.rsplit_once('#') {
+            Some((dir, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                Self::from_trial(Path::new(dir), &format!("#{n}"))
+            }
+            _ => Self::from_preset(spec),
+        }
+    }
+}
+
+/// `defaults` (of `--engine`, else RocksDB), `defaults@ENGINE`, a preset
+/// or a study's trial `DIR#N` (of its own engine, which `--engine` must not
+/// contradict).
 fn load(spec: &str, asked: Option<&str>) -> anyhow::Result<Named> {
-    let (preset, engine) = match spec.strip_prefix("defaults") {
+    let (measured, engine) = match spec.strip_prefix("defaults") {
         Some("") => (None, asked.unwrap_or("rocksdb").to_string()),
         Some(at) if at.starts_with('@') => (None, at[1..].to_string()),
         _ => {
-            let preset = Preset::load(Path::new(spec))?;
-            if let Some(asked) = asked.filter(|a| *a != preset.engine) {
+            let measured = MeasuredAs::from_spec(spec)?;
+            if let Some(asked) = asked.filter(|a| *a != measured.engine) {
                 bail!(
-                    "--engine {asked}: preset {spec} is for {}; options do not carry over between engines",
-                    preset.engine
+                    "--engine {asked}: option set {spec} is for {}; options do not carry over between engines",
+                    measured.engine
                 );
             }
-            let engine = preset.engine.clone();
-            (Some(preset), engine)
+            let engine = measured.engine.clone();
+            (Some(measured), engine)
         }
     };
     let engine = engine::find(&engine).with_context(|| format!("option set {spec}"))?;
     engine.prepare()?;
-    Ok(Named { label: spec.to_string(), preset, engine })
+    Ok(Named { label: spec.to_string(), measured, engine })
 }
 
 /// `named`'s candidate at the full budget, with `settings` applied.
@@ -73,8 +151,8 @@ fn candidate(
     engine: &dyn Engine,
     full_budget: u64,
 ) -> anyhow::Result<Candidate> {
-    let mut candidate = match &named.preset {
-        Some(p) => engine.complete(&p.candidate, full_budget),
+    let mut candidate = match &named.measured {
+        Some(m) => engine.complete(&m.candidate, full_budget),
         None => engine.defaults(full_budget),
     };
     candidate.extend(settings.iter().map(|s| (s.name.clone(), s.value.clone())));
@@ -112,23 +190,25 @@ pub(super) fn run(
     }
     let asked_engine = common.engine.as_deref();
     let named: Vec<Named> = specs.iter().map(|s| load(s, asked_engine)).collect::<anyhow::Result<_>>()?;
-    let first_preset = named.iter().find_map(|n| n.preset.as_ref());
+    let first_measured = named.iter().find_map(|n| n.measured.as_ref());
     // The first side's engine calibrates the scale.
     let engine = named[0].engine;
-    let full_budget = match (target.budget, first_preset) {
+    let full_budget = match (target.budget, first_measured) {
         (Some(b), _) => b.0,
-        (None, Some(p)) => p.budget_bytes,
-        (None, None) => bail!("--budget is required when no preset is given"),
+        (None, Some(m)) => m.budget_bytes,
+        (None, None) => bail!("--budget is required when no preset or trial is given"),
     };
-    // A preset's dataset by its file where it has one, else by name.
-    let from_preset =
-        |p: &Preset| p.dataset_file.as_ref().map_or(p.dataset.clone(), |f| f.display().to_string());
-    let dataset_name = target.dataset.clone().or_else(|| first_preset.map(from_preset));
+    let dataset_name = target.dataset.clone().or_else(|| first_measured.map(|m| m.dataset.clone()));
     let dataset = load_dataset(
-        &dataset_name.context("--dataset is required when no preset is given")?,
-        target.data_ratio.or(first_preset.and_then(|p| p.data_ratio)),
+        &dataset_name.context("--dataset is required when no preset or trial is given")?,
+        target.data_ratio.or(first_measured.and_then(|m| m.data_ratio)),
         common.pace,
     )?;
+    let objective = match (&target.objective, first_measured.and_then(|m| m.objective.as_ref())) {
+        (Some(asked), _) | (None, Some(asked)) => asked.clone(),
+        (None, None) => own_objective(&dataset)?,
+    };
+    check_objective(&objective, &dataset)?;
     let mut labels = vec![];
     let mut candidates = vec![];
     for (i, n) in named.iter().enumerate() {
@@ -137,15 +217,9 @@ pub(super) fn run(
         labels.push(label_with(&n.label, settings));
     }
     let runner = runner(common)?;
-    let asked = match (common.scale, first_preset) {
+    let asked = match (common.scale, first_measured) {
         (Some(scale), _) => Some((scale, "as asked (--scale)")),
-        (None, Some(p)) => Some((
-            p.scale.parse::<Scale>().with_context(|| {
-                let spec = named.iter().find(|n| n.preset.is_some()).map_or("", |n| n.label.as_str());
-                format!("preset {spec}")
-            })?,
-            "the preset was measured at (--scale changes it)",
-        )),
+        (None, Some(m)) => Some((m.scale, "the first option set was measured at (--scale changes it)")),
         (None, None) => None,
     };
     let choice = pick_scale(common, asked, engine, &dataset, full_budget, &runner)?;
@@ -188,7 +262,14 @@ pub(super) fn run(
         }
     };
     let runs = measure(&runner, &sides, repeat, common.seed, &mut log)?;
-    Ok(tabulate(runs, &dataset.name, full_budget, choice.scale, common.seed))
+    let on = ComparedOn {
+        dataset: &dataset.name,
+        budget: full_budget,
+        scale: choice.scale,
+        seed: common.seed,
+        objective: &objective,
+    };
+    Ok(tabulate(runs, &on))
 }
 
 #[cfg(test)]

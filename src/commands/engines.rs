@@ -49,6 +49,7 @@ pub fn engines(args: TuneArgs) -> anyhow::Result<()> {
         dataset: Some(dataset),
         budget: Some(budget),
         data_ratio: args.data_ratio,
+        objective: args.objective.first().cloned(),
         settings: vec![],
     };
     let mut common = args.common.clone();

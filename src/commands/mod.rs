@@ -36,6 +36,7 @@ use crate::cli::Common;
 use crate::dataset::trace::Pace;
 use crate::dataset::Dataset;
 use crate::engine::Engine;
+use crate::record::Objective;
 use crate::scale::{self, Scale, ScaleChoice};
 use crate::trial::{self, ChildRunner, Quiet, Request};
 
@@ -53,6 +54,20 @@ fn load_dataset(name: &str, data_ratio: Option<f64>, pace: Option<Pace>) -> anyh
 
 /// The trial runner: child processes, stopped at their time limit; from
 /// here on Ctrl-C stops the running trial cleanly (calibration included).
+/// What the dataset file names as its objective, else the whole replay's
+/// throughput.
+fn own_objective(dataset: &Dataset) -> anyhow::Result<Objective> {
+    match &dataset.objective {
+        Some(own) => own.parse::<Objective>().with_context(|| format!("dataset {}", dataset.name)),
+        None => Ok(Objective::Throughput),
+    }
+}
+
+/// Fails unless the workload has the phase `objective` measures.
+fn check_objective(objective: &Objective, dataset: &Dataset) -> anyhow::Result<()> {
+    objective.check(&dataset.workload(1 << 30).phase_names()).map_err(anyhow::Error::msg)
+}
+
 fn runner(common: &Common) -> anyhow::Result<ChildRunner> {
     trial::stop_cleanly_on_interrupt();
     trial::warn_if_not_a_local_disk(&common.workdir);

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
-use super::{disk_shortfall, load_dataset, pick_scale, runner};
+use super::{check_objective, disk_shortfall, load_dataset, own_objective, pick_scale, runner};
 use crate::budget::ByteSize;
 use crate::cli::{Common, TuneArgs};
 use crate::dataset::Dataset;
@@ -114,19 +114,15 @@ const MAX_TRIALS: usize = 500;
 
 /// The objectives asked for, else the dataset's own, checked against its phases.
 fn objectives(args: &TuneArgs, dataset: &Dataset) -> anyhow::Result<Vec<Objective>> {
-    let objectives = match (&args.objective[..], &dataset.objective) {
-        ([], Some(own)) => {
-            vec![own.parse::<Objective>().with_context(|| format!("dataset {}", dataset.name))?]
-        }
-        ([], None) => vec![Objective::Throughput],
-        (asked, _) => asked.to_vec(),
+    let objectives = match &args.objective[..] {
+        [] => vec![own_objective(dataset)?],
+        asked => asked.to_vec(),
     };
     if objectives.len() > 2 {
         bail!("--objective takes one or two objectives, not {}", objectives.len());
     }
-    let phases = dataset.workload(1 << 30).phase_names();
     for objective in &objectives {
-        objective.check(&phases).map_err(anyhow::Error::msg)?;
+        check_objective(objective, dataset)?;
     }
     Ok(objectives)
 }

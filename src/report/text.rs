@@ -324,9 +324,10 @@ pub fn comparison_table(c: &Comparison, layout: Layout) -> String {
     if let Some(mde) = c.min_detectable_change {
         let _ = writeln!(
             out,
-            "Run-to-run noise here: {} rounds resolve throughput changes of about {} or more (80% power).",
+            "Run-to-run noise here: {} rounds resolve changes of about {} or more in {}, the objective (80% power).",
             c.rounds,
-            pct(mde).trim_start_matches('+')
+            pct(mde).trim_start_matches('+'),
+            c.objective
         );
     }
     if let Some(m) = c.sides.iter().flat_map(|s| &s.runs).find(|m| m.ok()) {
