@@ -64,6 +64,9 @@ pub struct SearchEnd {
     pub trials: usize,
     pub why: String,
     pub by_sampler: bool,
+    /// Confirmation rounds added beyond `--confirm-repeats` with the time
+    /// the sampler left.
+    pub spare_rounds: usize,
 }
 
 /// What a study was asked to do: the journal's first entry.
@@ -363,7 +366,26 @@ pub struct ParetoPoint {
     pub values: [f64; 2],
 }
 
+impl SearchEnd {
+    /// The rounds the confirmation added with the time the search left, in a user's words.
+    pub fn spare_rounds_note(&self, asked: usize) -> Option<String> {
+        (self.spare_rounds > 0).then(|| {
+            format!(
+                "the confirmation spent the time it left on {} more rounds than --confirm-repeats asked ({} in all)",
+                self.spare_rounds,
+                asked + self.spare_rounds
+            )
+        })
+    }
+}
+
 impl StudyOutcome {
+    /// The confirmation's rounds: those asked, and those the time the
+    /// search left allowed.
+    pub fn confirm_rounds(&self) -> usize {
+        self.header.confirm_repeats + self.search_ended.as_ref().map_or(0, |e| e.spare_rounds)
+    }
+
     /// A contender's confirmation run with the median throughput: the one
     /// the report shows in detail (memory split, where the time went).
     pub fn representative(&self, label: &str) -> Option<&TrialRecord> {

@@ -26,6 +26,11 @@ impl Stage {
     pub fn is_search(self) -> bool {
         matches!(self, Stage::Search | Stage::Race)
     }
+
+    /// Trials after the search: the confirmation and the larger-scale check.
+    pub fn is_after_search(self) -> bool {
+        matches!(self, Stage::Confirm | Stage::Verify)
+    }
 }
 
 impl std::fmt::Display for Stage {

@@ -354,8 +354,10 @@ fn run_study(
             ),
             None => format!("up to {} {} search trials", header.trials, header.strategy),
         };
+        // The time a sampler that stops early leaves goes to more rounds.
+        let more = if header.time_budget_secs.is_some() { " (more if the search ends early)" } else { "" };
         eprintln!(
-            "kvtune: {search}, then {} confirmation runs and {} at a larger scale ({}); results in {}",
+            "kvtune: {search}, then {} confirmation runs{more} and {} at a larger scale ({}); results in {}",
             header.confirm_runs(),
             header.verify_runs(),
             header.verify_note,

@@ -367,7 +367,14 @@ fn search(md: &mut String, outcome: &StudyOutcome) {
         r.overturned
     );
     if let Some(end) = &outcome.search_ended {
-        let _ = writeln!(md, "The search stopped after {} trials: {}.\n", end.trials, end.why);
+        let spare = end.spare_rounds_note(outcome.header.confirm_repeats).map(|n| format!("; {n}"));
+        let _ = writeln!(
+            md,
+            "The search stopped after {} trials: {}{}.\n",
+            end.trials,
+            end.why,
+            spare.unwrap_or_default()
+        );
     }
     if let Some(note) = &outcome.search_cut_short {
         let _ = writeln!(md, "**The search was cut short:** {note}.\n");
@@ -448,7 +455,7 @@ fn method(md: &mut String, outcome: &StudyOutcome) {
         search,
         header.confirm_top,
         header.baseline.as_ref().map(|b| format!(", with {} for reference", b.label)).unwrap_or_default(),
-        header.confirm_repeats,
+        outcome.confirm_rounds(),
         if header.verify_note.is_empty() { "off" } else { &header.verify_note },
         memory_source,
         header.quiet.describe()

@@ -173,7 +173,14 @@ pub fn answer(outcome: &StudyOutcome, out_dir: &Path) -> String {
         outcome.search_cut_short.as_ref().map(|note| format!("The search was cut short: {note}."));
     // A limit the user set is no news; a sampler that stopped first is.
     let stopped = outcome.search_ended.as_ref().filter(|end| end.by_sampler).map(|end| {
-        format!("The search stopped after {} of at most {} trials: {}.", end.trials, header.trials, end.why)
+        let spare = end.spare_rounds_note(header.confirm_repeats).map(|n| format!("; {n}"));
+        format!(
+            "The search stopped after {} of at most {} trials: {}{}.",
+            end.trials,
+            header.trials,
+            end.why,
+            spare.unwrap_or_default()
+        )
     });
     let unstable = outcome.machines.ratios.iter().filter(|r| r.unstable).map(|r| {
         format!("{}'s gain differs across the machines that measured it (see report.md, Workers).", r.label)

@@ -17,6 +17,16 @@ use crate::record::{Stage, TrialRecord};
 use crate::search::importance;
 use crate::space::Space;
 
+/// Seconds the rest of a study costs ([`History::costs`]).
+struct Costs {
+    /// A search trial, erring long.
+    trial: f64,
+    /// A confirmation round: every contender, the defaults and the baseline.
+    round: f64,
+    /// The larger-scale check.
+    verify: f64,
+}
+
 pub struct History<'a> {
     pub header: &'a StudyHeader,
     pub trials: &'a [TrialRecord],
@@ -24,7 +34,7 @@ pub struct History<'a> {
     pub engine: &'a dyn Engine,
 }
 
-impl History<'_> {
+impl<'a> History<'a> {
     /// The trials of one stage, in order.
     pub fn of_stage(&self, stage: Stage) -> Vec<TrialRecord> {
         self.trials.iter().filter(|t| t.stage == stage).cloned().collect()
@@ -73,18 +83,16 @@ impl History<'_> {
         (!walls.is_empty()).then(|| crate::stats::median(&walls))
     }
 
-    /// A search trial's seconds, erring long, and the seconds the
-    /// confirmation and the larger-scale check will take, estimated from
-    /// the search so far: each side by its own runs (the current
-    /// contenders, the defaults, and RocksDB as shipped as slow as the
-    /// defaults), since the search gathers around fast candidates while the
-    /// defaults may be slow (ycsb-e's ran 1.8 times a typical trial). A
-    /// trial costs the upper quartile of the search's runs (the defaults'
-    /// only until another candidate ran: they are costed apart), and a
-    /// contender at least that: the next trial may run long and become a
-    /// contender (mixgraph's last one ran 1.25 times the median, and as a
-    /// contender took the study 1.7 min over 30m).
-    pub fn time_after_search(&self) -> Option<(f64, f64)> {
+    /// What the rest of the study costs, estimated from the search so far:
+    /// each side by its own runs (the current contenders, the defaults, and
+    /// RocksDB as shipped as slow as the defaults), since the search gathers
+    /// around fast candidates while the defaults may be slow (ycsb-e's ran
+    /// 1.8 times a typical trial). A trial costs the upper quartile of the
+    /// search's runs (the defaults' only until another candidate ran: they
+    /// are costed apart), and a contender at least that: the next trial may
+    /// run long and become a contender (mixgraph's last one ran 1.25 times
+    /// the median, and as a contender took the study 1.7 min over 30m).
+    fn costs(&self) -> Option<Costs> {
         let clocks = |defaults: bool| -> Vec<f64> {
             self.trials
                 .iter()
@@ -115,8 +123,15 @@ impl History<'_> {
         // A run at k times the scale takes about k times as long.
         let k =
             header.verify_scale.map_or(0.0, |s| (1u64 << header.scale.shift.saturating_sub(s.shift)) as f64);
-        let confirm = header.confirm_repeats as f64 * (round + baseline);
-        Some((typical, confirm + k * round))
+        Some(Costs { trial: typical, round: round + baseline, verify: k * round })
+    }
+
+    /// A search trial's seconds, erring long, and the seconds the
+    /// confirmation's asked rounds and the larger-scale check will take
+    /// ([`History::costs`]).
+    pub fn time_after_search(&self) -> Option<(f64, f64)> {
+        let costs = self.costs()?;
+        Some((costs.trial, self.header.confirm_repeats as f64 * costs.round + costs.verify))
     }
 
     /// Whether the search must stop to leave time for the confirmation and
@@ -146,17 +161,24 @@ impl History<'_> {
         }
     }
 
+    /// The history as it stood when the confirmation began (all of it
+    /// while the search runs).
+    fn before_confirmation(&self) -> History<'a> {
+        let end = self.trials.iter().position(|t| t.stage.is_after_search()).unwrap_or(self.trials.len());
+        History { trials: &self.trials[..end], ..*self }
+    }
+
     /// Why the search stopped where it did, judged as the planner judged it,
     /// on the trials recorded before the confirmation began; `None` while
     /// the search runs. Where no limit closed it, its sampler had nothing
     /// left, and a user who asked for more trials must be told so.
     pub fn search_ended(&self) -> Option<SearchEnd> {
-        let end = self.trials.iter().position(|t| matches!(t.stage, Stage::Confirm | Stage::Verify))?;
-        let before = History { trials: &self.trials[..end], ..*self };
+        self.trials.iter().any(|t| t.stage.is_after_search()).then_some(())?;
+        let before = self.before_confirmation();
         let strategy = self.header.strategy;
         let trials = before.trials.iter().filter(|t| t.stage == Stage::Search).count();
         Some(match before.search_closed(0) {
-            Some(why) => SearchEnd { trials, why, by_sampler: false },
+            Some(why) => SearchEnd { trials, why, by_sampler: false, spare_rounds: 0 },
             None => SearchEnd {
                 trials,
                 why: format!(
@@ -164,8 +186,47 @@ impl History<'_> {
                     strategy.nothing_left_means()
                 ),
                 by_sampler: true,
+                // As many as ran: a journal from before spare rounds has none.
+                spare_rounds: before
+                    .spare_rounds()
+                    .min(self.confirm_rounds_run().saturating_sub(self.header.confirm_repeats)),
             },
         })
+    }
+
+    /// The confirmation rounds that ran (or began).
+    fn confirm_rounds_run(&self) -> usize {
+        let rounds = self.trials.iter().filter(|t| t.stage == Stage::Confirm).filter_map(|t| t.round);
+        rounds.max().map_or(0, |r| r + 1)
+    }
+
+    /// The confirmation's rounds: `--confirm-repeats`, and more where the
+    /// sampler closed the search with `--time` to spare ([`History::spare_rounds`]).
+    /// Judged on the search's trials alone, so every worker, a resume and
+    /// the report count alike, and before any confirmation run is seen, so
+    /// that how many rounds run does not depend on what they show.
+    pub fn confirm_rounds(&self) -> usize {
+        let before = self.before_confirmation();
+        let by_sampler = before.search_closed(0).is_none();
+        self.header.confirm_repeats + if by_sampler { before.spare_rounds() } else { 0 }
+    }
+
+    /// Rounds the confirmation can add with the time the search left: what
+    /// `--time` holds beyond the study so far, one more trial's margin, the
+    /// asked rounds and the larger-scale check, in whole rounds, at most
+    /// `--confirm-repeats` more. A study whose sampler stopped early would
+    /// otherwise end with the user's time unused; more rounds resolve
+    /// smaller gains (twice the rounds, about 1/1.4 of the gain).
+    fn spare_rounds(&self) -> usize {
+        let (Some(limit), Some(costs)) = (self.header.time_budget_secs, self.costs()) else {
+            return 0;
+        };
+        let asked = self.header.confirm_repeats;
+        let left = limit - self.spent() - costs.trial - asked as f64 * costs.round - costs.verify;
+        if left <= 0.0 || costs.round <= 0.0 {
+            return 0;
+        }
+        ((left / costs.round) as usize).min(asked)
     }
 
     /// When `--time` left the search almost nothing: how little, and what

@@ -254,8 +254,9 @@ impl Board<'_> {
             origin: BASELINE_ORIGIN.into(),
         });
         let sides: Vec<Entrant> = contenders.iter().cloned().chain(baseline).collect();
-        let schedule = trial::rounds(sides.len(), header.confirm_repeats, header.seed);
-        let round = (0..header.confirm_repeats).find(|r| !self.claimed(&format!("confirm:{r}")))?;
+        let rounds = self.history.confirm_rounds();
+        let schedule = trial::rounds(sides.len(), rounds, header.seed);
+        let round = (0..rounds).find(|r| !self.claimed(&format!("confirm:{r}")))?;
         let first = self.next_number();
         let runs = schedule
             .iter()

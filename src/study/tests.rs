@@ -488,6 +488,37 @@ impl Sampler for TwoThenNothing {
 }
 
 #[test]
+fn a_sampler_that_stops_early_leaves_its_time_to_more_confirmation_rounds() {
+    let runner = ScriptedRunner::new(by_bloom);
+    let rounds = |outcome: &StudyOutcome| {
+        let confirm = outcome.trials.iter().filter(|t| t.stage == Stage::Confirm);
+        confirm.filter_map(|t| t.round).max().map_or(0, |r| r + 1)
+    };
+    let timed = |trials: usize, limit: Option<f64>, sampler: Box<dyn Sampler>| {
+        let mut header = header(trials, 1, 3);
+        header.time_budget_secs = limit;
+        let run = Run::new();
+        let outcome = run.study(header, None, sampler, &runner).unwrap();
+        (rounds(&outcome), outcome, run)
+    };
+    // 3 search trials of 10 s; a round (#2 and the defaults) costs 20 s.
+    // 150 s leave 150 - 30 spent - 10 margin - 3 asked rounds = 50 s: 2 more.
+    let (n, outcome, run) = timed(10, Some(150.0), Box::new(TwoThenNothing));
+    assert_eq!(n, 5);
+    assert_eq!(outcome.search_ended.as_ref().unwrap().spare_rounds, 2);
+    let summary = crate::report::text::answer(&outcome, &run.out());
+    assert!(summary.contains("on 2 more rounds than --confirm-repeats asked (5 in all)"), "{summary}");
+    let report = std::fs::read_to_string(run.out().join("report.md")).unwrap();
+    assert!(report.contains("and the defaults in 5 rounds"), "{report}");
+    // Time to spare for many: at most as many again as asked.
+    assert_eq!(timed(10, Some(1e4), Box::new(TwoThenNothing)).0, 6);
+    // No --time, or a search its --trials closed: the rounds asked.
+    assert_eq!(timed(10, None, Box::new(TwoThenNothing)).0, 3);
+    let header = header(3, 1, 3);
+    assert_eq!(timed(3, Some(1e4), random(&header)).0, 3);
+}
+
+#[test]
 fn the_report_says_why_the_search_stopped_and_the_summary_when_its_sampler_stopped_first() {
     let run = Run::new();
     let runner = ScriptedRunner::new(by_bloom);
