@@ -346,8 +346,6 @@ pub struct Metric {
 
 const MIB_F: f64 = 1048576.0;
 
-/// Every figure of a run, in the order people read them: whole-replay
-/// throughput first, then each phase, then disk, memory and CPU.
 /// The metric of the whole replay's throughput, and of bytes per key.
 const THROUGHPUT_METRIC: &str = "ops/s (whole replay)";
 const BYTES_PER_KEY_METRIC: &str = "bytes/key";
@@ -357,6 +355,8 @@ fn phase_metric(phase: &str, what: &str) -> String {
     format!("{phase} {what}")
 }
 
+/// Every figure of a run, in the order people read them: whole-replay
+/// throughput first, then each phase, then disk, memory and CPU.
 pub fn metrics(m: &Measurement) -> Vec<Metric> {
     use Better::{Higher, Lower, Neither};
     let mut out = vec![];

@@ -83,6 +83,21 @@ impl MeasuredAs {
     fn from_trial(dir: &Path, label: &str) -> anyhow::Result<Self> {
         let recorded = journal::read_study(dir)?;
         let Some(trial) = recorded.trials.iter().find(|t| t.label == label) else {
+            // trials.csv numbers every run: a racing or confirmation run's
+            // number is not the label of the trial it measured again.
+            let number = label.trim_start_matches('#');
+            if let Some(run) = recorded.trials.iter().find(|t| t.number.to_string() == number) {
+                let give = match run.label.starts_with('#') {
+                    true => format!("give {}{}", dir.display(), run.label),
+                    false => "name the defaults `defaults`".to_string(),
+                };
+                bail!(
+                    "run {number} of the study in {} was a {} run of {}: {give}",
+                    dir.display(),
+                    run.stage,
+                    run.label
+                );
+            }
             // A search trial's label is its own number; racing and confirmation
             // runs carry the label of the trial they measure again.
             let searched: Vec<usize> = recorded
@@ -208,7 +223,13 @@ pub(super) fn run(
         (Some(asked), _) | (None, Some(asked)) => asked.clone(),
         (None, None) => own_objective(&dataset)?,
     };
-    check_objective(&objective, &dataset)?;
+    check_objective(&objective, &dataset).with_context(|| match &target.objective {
+        Some(_) => "--objective".to_string(),
+        None => format!(
+            "the objective of the first preset's or trial's study, on {}; give --objective",
+            dataset.name
+        ),
+    })?;
     let mut labels = vec![];
     let mut candidates = vec![];
     for (i, n) in named.iter().enumerate() {
@@ -219,7 +240,7 @@ pub(super) fn run(
     let runner = runner(common)?;
     let asked = match (common.scale, first_measured) {
         (Some(scale), _) => Some((scale, "as asked (--scale)")),
-        (None, Some(m)) => Some((m.scale, "the first option set was measured at (--scale changes it)")),
+        (None, Some(m)) => Some((m.scale, "the first preset or trial was measured at (--scale changes it)")),
         (None, None) => None,
     };
     let choice = pick_scale(common, asked, engine, &dataset, full_budget, &runner)?;

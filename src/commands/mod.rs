@@ -52,8 +52,6 @@ fn load_dataset(name: &str, data_ratio: Option<f64>, pace: Option<Pace>) -> anyh
     Ok(dataset)
 }
 
-/// The trial runner: child processes, stopped at their time limit; from
-/// here on Ctrl-C stops the running trial cleanly (calibration included).
 /// What the dataset file names as its objective, else the whole replay's
 /// throughput.
 fn own_objective(dataset: &Dataset) -> anyhow::Result<Objective> {
@@ -68,6 +66,8 @@ fn check_objective(objective: &Objective, dataset: &Dataset) -> anyhow::Result<(
     objective.check(&dataset.workload(1 << 30).phase_names()).map_err(anyhow::Error::msg)
 }
 
+/// The trial runner: child processes, stopped at their time limit; from
+/// here on Ctrl-C stops the running trial cleanly (calibration included).
 fn runner(common: &Common) -> anyhow::Result<ChildRunner> {
     trial::stop_cleanly_on_interrupt();
     trial::warn_if_not_a_local_disk(&common.workdir);

@@ -355,7 +355,11 @@ fn run_study(
             None => format!("up to {} {} search trials", header.trials, header.strategy),
         };
         // The time a sampler that stops early leaves goes to more rounds.
-        let more = if header.time_budget_secs.is_some() { " (more if the search ends early)" } else { "" };
+        let more = if header.time_budget_secs.is_some() {
+            " (more if its sampler stops with --time to spare)"
+        } else {
+            ""
+        };
         eprintln!(
             "kvtune: {search}, then {} confirmation runs{more} and {} at a larger scale ({}); results in {}",
             header.confirm_runs(),

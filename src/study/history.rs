@@ -186,10 +186,11 @@ impl<'a> History<'a> {
                     strategy.nothing_left_means()
                 ),
                 by_sampler: true,
-                // As many as ran: a journal from before spare rounds has none.
-                spare_rounds: before
-                    .spare_rounds()
-                    .min(self.confirm_rounds_run().saturating_sub(self.header.confirm_repeats)),
+                // As many as began, so far.
+                spare_rounds: self
+                    .confirm_rounds()
+                    .min(self.confirm_rounds_run())
+                    .saturating_sub(self.header.confirm_repeats),
             },
         })
     }
@@ -206,6 +207,11 @@ impl<'a> History<'a> {
     /// the report count alike, and before any confirmation run is seen, so
     /// that how many rounds run does not depend on what they show.
     pub fn confirm_rounds(&self) -> usize {
+        // Once the larger-scale check began, the confirmation is over: a
+        // journal from before spare rounds, resumed, gets none after it.
+        if self.trials.iter().any(|t| t.stage == Stage::Verify) {
+            return self.confirm_rounds_run().max(self.header.confirm_repeats);
+        }
         let before = self.before_confirmation();
         let by_sampler = before.search_closed(0).is_none();
         self.header.confirm_repeats + if by_sampler { before.spare_rounds() } else { 0 }
