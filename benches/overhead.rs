@@ -63,6 +63,7 @@ fn header(strategy: Strategy, trials: usize, space: &Space) -> StudyHeader {
         verify_note: String::new(),
         baseline: None,
         seed: 5,
+        limits_at_start: None,
     }
 }
 

@@ -177,15 +177,17 @@ pub struct TuneArgs {
     pub engines: Vec<String>,
     /// Continue an interrupted study from its output folder (its journal.jsonl): the trials it
     /// recorded are kept and it goes on with the settings it was started with (it takes --workdir, --json,
-    /// --trial-timeout and --workers).
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "trials", "time", "strategy", "objective", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed", "pace", "no_racing", "engine", "engines"])]
+    /// --trial-timeout and --workers; and --trials and --time, new limits for a search still running).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "strategy", "objective", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed", "pace", "no_racing", "engine", "engines"])]
     pub resume: Option<PathBuf>,
     /// Most search trials, the defaults and the expert seeds included (racing, confirmation and the larger-scale
-    /// check come on top). Default: as many as --time allows.
+    /// check come on top). Default: as many as --time allows. With --resume: a new limit for the study's search,
+    /// while it still runs.
     #[arg(long, value_name = "N")]
     pub trials: Option<usize>,
     /// How long the whole study may take, e.g. 30m, 2h, 90s: the search stops early enough to leave the
-    /// confirmation and the larger-scale check their time. `off` for no limit.
+    /// confirmation and the larger-scale check their time. `off` for no limit. With --resume: a new limit for the
+    /// whole study (the time it has spent counts), while its search still runs.
     #[arg(long, value_name = "DURATION", default_value = "30m")]
     pub time: TimeLimit,
     /// Search strategy.

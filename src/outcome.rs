@@ -116,6 +116,29 @@ pub struct StudyHeader {
     #[serde(default)]
     pub baseline: Option<Baseline>,
     pub seed: u64,
+    /// The search's limits as the study started, where a `--resume` changed
+    /// them (`trials` and `time_budget_secs` then hold the new ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits_at_start: Option<SearchLimits>,
+}
+
+/// How far a study's search may go: `--trials` and `--time`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SearchLimits {
+    pub trials: usize,
+    pub time_budget_secs: Option<f64>,
+}
+
+impl std::fmt::Display for SearchLimits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let time = match self.time_budget_secs {
+            Some(secs) => {
+                humantime::format_duration(std::time::Duration::from_secs(secs.round() as u64)).to_string()
+            }
+            None => "no time limit".into(),
+        };
+        write!(f, "{} trials, --time {time}", self.trials)
+    }
 }
 
 /// The engine's defaults as it ships them (RocksDB: a 32 MiB block cache
@@ -134,6 +157,18 @@ pub struct Baseline {
 pub const BASELINE_ORIGIN: &str = "baseline";
 
 impl StudyHeader {
+    /// The search limits in force.
+    pub fn limits(&self) -> SearchLimits {
+        SearchLimits { trials: self.trials, time_budget_secs: self.time_budget_secs }
+    }
+
+    /// Puts `limits` in force, keeping the ones the study started with.
+    pub fn change_limits(&mut self, limits: SearchLimits) {
+        self.limits_at_start.get_or_insert(self.limits());
+        self.trials = limits.trials;
+        self.time_budget_secs = limits.time_budget_secs;
+    }
+
     pub fn scaled_budget(&self) -> u64 {
         self.scale.apply(self.full_budget)
     }

@@ -291,9 +291,13 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
     assert!(!md.contains("## Answer") && !crashed.join("preset.toml").exists());
     assert!(std::fs::read_to_string(crashed.join("report.html")).unwrap().contains("<svg"));
 
-    let args = ["--resume", &path_arg(&crashed), "--workdir", &path_arg(work)];
+    // Resumed with one trial more than it began with: the new limit is
+    // recorded and applies; one the search has already reached is refused.
+    fails_with(&["--resume", &path_arg(&crashed), "--trials", "1"], &["--trials 1", "search trials already"]);
+    let args = ["--resume", &path_arg(&crashed), "--trials", "4", "--workdir", &path_arg(work)];
     let run = kvtune_with(&args.map(String::from));
     assert!(run.status.success(), "{}", text(&run));
+    assert!(text(&run).contains("limits are now 4 trials"), "{}", text(&run));
     let entries = Journal::read(&crashed.join("journal.jsonl")).unwrap();
     let trials = journal::trials(&entries);
     let ran = |stage: Stage| {
@@ -303,7 +307,13 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
     // races: the resumed runs measure afresh), the defaults and the
     // baseline; the contenders once more at the larger scale.
     let sides = confirmed_sides(&trials).len();
-    assert_eq!((ran(Stage::Search), ran(Stage::Confirm), ran(Stage::Verify)), (3, 2 * sides, sides - 1));
+    assert_eq!((ran(Stage::Search), ran(Stage::Confirm), ran(Stage::Verify)), (4, 2 * sides, sides - 1));
+    assert_eq!(entries.iter().filter(|e| matches!(e, Entry::Limits(l) if l.trials == 4)).count(), 1);
+    let md = std::fs::read_to_string(crashed.join("report.md")).unwrap();
+    assert!(
+        md.contains("its limits, 3 trials, --time 30m at the start, were changed on a resume to 4 trials"),
+        "{md}"
+    );
     // The recorded trials are kept as they were. (What follows depends on
     // what the new runs measure, so it need not match the first study; the
     // study's unit tests check that the sampler is replayed exactly.)
@@ -317,6 +327,21 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
     assert_eq!(csv::Reader::from_path(crashed.join("trials.csv")).unwrap().records().count(), trials.len());
 
     fails_with(&["--resume", &path_arg(&crashed)], &["finished already"]);
+    fails_with(
+        &["--resume", &path_arg(&crashed), "--time", "2h"],
+        &["has finished", "cannot reopen", "kvtune compare"],
+    );
+    // Cut off in its confirmation, its search is over: new limits are refused.
+    let confirming = dir.join("confirming");
+    std::fs::create_dir_all(&confirming).unwrap();
+    let lines: Vec<&str> = journal.lines().collect();
+    let is_confirmation = |l: &&str| l.contains("\"event\":\"trial\"") && l.contains("\"stage\":\"confirm\"");
+    let cut = lines.iter().position(is_confirmation).unwrap() + 1;
+    std::fs::write(confirming.join("journal.jsonl"), lines[..cut].join("\n") + "\n").unwrap();
+    fails_with(
+        &["--resume", &path_arg(&confirming), "--trials", "9"],
+        &["ended its search after 3 search trials", "would change nothing"],
+    );
 
     // The two studies side by side.
     let versus =
@@ -324,7 +349,7 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
     assert!(versus.status.success(), "{}", text(&versus));
     let table = String::from_utf8_lossy(&versus.stdout);
     assert!(
-        table.contains("| search trials | 3 | 3 |") && table.contains("| state | finished | finished |"),
+        table.contains("| search trials | 3 | 4 |") && table.contains("| state | finished | finished |"),
         "{table}"
     );
     let page = std::fs::read_to_string(finished.join("versus.html")).unwrap();

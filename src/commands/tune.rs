@@ -6,13 +6,15 @@ use anyhow::{bail, Context};
 
 use super::{check_objective, disk_shortfall, load_dataset, own_objective, pick_scale, runner};
 use crate::budget::ByteSize;
-use crate::cli::{Common, TuneArgs};
+use crate::cli::{Common, TimeLimit, TuneArgs};
 use crate::dataset::Dataset;
 use crate::engine::{self, Engine};
-use crate::outcome::{Baseline, StudyHeader};
-use crate::record::{Objective, TrialRecord};
+use crate::outcome::{Baseline, SearchLimits, StudyHeader};
+use crate::record::{Objective, Stage, TrialRecord};
 use crate::report::text;
 use crate::space::Space;
+use crate::study::history::History;
+use crate::study::journal::{Entry, Journal};
 use crate::study::{self, workers, StudySettings, WorkerSettings};
 use crate::trial::{self, ChildRunner};
 
@@ -22,7 +24,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
     }
     if let Some(dir) = &args.resume {
         refuse_settings_on_resume(&args.given)?;
-        return resume(dir, &args.common, args.workers);
+        return resume(dir, &args.common, args.workers, LimitsAsked::of(&args));
     }
     let engine = engine::find(args.common.engine.as_deref().unwrap_or("rocksdb"))?;
     let full_budget = args.budget.context("--budget is required")?.0;
@@ -84,6 +86,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
             description,
         }),
         seed: args.common.seed,
+        limits_at_start: None,
     };
     if args.create_only {
         study::create(&out_dir, &header)?;
@@ -96,7 +99,15 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
     }
     if args.workers > 1 {
         study::create(&out_dir, &header)?;
-        let joining = Joining { header, dir: out_dir, engine, space, prior: vec![], own_cpus: false };
+        let joining = Joining {
+            header,
+            dir: out_dir,
+            engine,
+            space,
+            prior: vec![],
+            search_ended: false,
+            own_cpus: false,
+        };
         return joining.run_local(&args.common, args.workers);
     }
     run_study(header, false, space, out_dir, engine, runner, args.common.json, WorkerSettings::default())
@@ -146,10 +157,11 @@ fn check_study_size(args: &TuneArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Flags `--resume` takes: where trials run, how kvtune prints, and how
-/// long a trial may take before it is stopped. Every other flag shapes the
-/// results, and the study goes on with the ones it began with.
-const RESUME_TAKES: &[&str] = &["resume", "workdir", "json", "trial_timeout", "workers"];
+/// Flags `--resume` takes: where trials run, how kvtune prints, how long a
+/// trial may take before it is stopped, and how far the search may go. Every
+/// other flag shapes the results, and the study goes on with the ones it
+/// began with.
+const RESUME_TAKES: &[&str] = &["resume", "workdir", "json", "trial_timeout", "workers", "trials", "time"];
 
 /// Refuses flags a resumed study would not apply, rather than ignore them.
 fn refuse_settings_on_resume(given: &[String]) -> anyhow::Result<()> {
@@ -161,7 +173,8 @@ fn refuse_settings_on_resume(given: &[String]) -> anyhow::Result<()> {
     if !refused.is_empty() {
         bail!(
             "--resume goes on with the settings the study began with (its journal records them), so it takes no {}: \
-             leave {} out, or start a new study with them; --resume takes --workdir, --json, --trial-timeout and --workers",
+             leave {} out, or start a new study with them; --resume takes --workdir, --json, --trial-timeout, --workers, \
+             and --trials and --time for a search still running",
             refused.join(", "),
             if refused.len() == 1 { "it" } else { "them" }
         );
@@ -172,7 +185,7 @@ fn refuse_settings_on_resume(given: &[String]) -> anyhow::Result<()> {
 /// Continues the study recorded in `dir`'s journal with the settings it
 /// began with. A study that live workers are running is theirs: this
 /// machine joins it with `kvtune worker` instead.
-fn resume(dir: &Path, common: &Common, workers: usize) -> anyhow::Result<()> {
+fn resume(dir: &Path, common: &Common, workers: usize, asked: LimitsAsked) -> anyhow::Result<()> {
     if let Some(beat) = workers::live(dir, workers::STALE_AFTER).first() {
         bail!(
             "the study in {} is in use by another kvtune (pid {} on {}, worker {}): wait for it to end, or stop it, \
@@ -184,8 +197,34 @@ fn resume(dir: &Path, common: &Common, workers: usize) -> anyhow::Result<()> {
             dir.display()
         );
     }
-    let study = Joining::read(dir, common, "resuming")?;
+    if asked.any() && study::journal::read_study(dir).is_ok_and(|s| s.finished) {
+        bail!(
+            "the study in {dir} has finished (its search, confirmation and verdict are recorded), so --trials and --time \
+             cannot reopen its search: search longer in a new study, then measure the two answers side by side with \
+             `kvtune compare NEW/preset.toml {dir}/preset.toml`",
+            dir = dir.display()
+        );
+    }
+    let mut study = Joining::read(dir, common, "resuming")?;
+    study.change_limits(asked, common.json)?;
     study.run_local(common, workers)
+}
+
+/// The search limits a `--resume` gives: `None` for each one not given.
+struct LimitsAsked {
+    trials: Option<usize>,
+    time: Option<TimeLimit>,
+}
+
+impl LimitsAsked {
+    fn of(args: &TuneArgs) -> Self {
+        let time = args.given.iter().any(|id| id == "time").then_some(args.time);
+        LimitsAsked { trials: args.trials, time }
+    }
+
+    fn any(&self) -> bool {
+        self.trials.is_some() || self.time.is_some()
+    }
 }
 
 /// A recorded study a process goes on with: a `--resume`, or a worker.
@@ -195,6 +234,8 @@ pub(super) struct Joining {
     engine: &'static dyn Engine,
     space: Space,
     prior: Vec<TrialRecord>,
+    /// Its confirmation has begun (claimed, if not yet recorded).
+    search_ended: bool,
     /// Pin trials to this process's `--cpus`, not the study's: a worker on
     /// another machine has CPUs of its own.
     own_cpus: bool,
@@ -225,7 +266,87 @@ impl Joining {
                 recorded.trials.len()
             );
         }
-        Ok(Joining { header, dir: dir.to_path_buf(), engine, space, prior: recorded.trials, own_cpus: false })
+        Ok(Joining {
+            header,
+            dir: dir.to_path_buf(),
+            engine,
+            space,
+            prior: recorded.trials,
+            search_ended: recorded.search_ended,
+            own_cpus: false,
+        })
+    }
+
+    /// Puts the limits `asked` in force for the rest of the search, recorded
+    /// in the journal so that workers, reports and a later resume see them.
+    fn change_limits(&mut self, asked: LimitsAsked, quiet: bool) -> anyhow::Result<()> {
+        if !asked.any() {
+            return Ok(());
+        }
+        let (before, limits) = (self.header.limits(), self.limits_asked(&asked)?);
+        if limits == before {
+            return Ok(());
+        }
+        Journal::open(&self.dir.join("journal.jsonl"))?.lock()?.append(&Entry::Limits(limits))?;
+        self.header.change_limits(limits);
+        if !quiet {
+            eprintln!(
+                "kvtune: the search's limits are now {limits} (they were {before}); it has run {} search trials in \
+                 {:.0} s of the study's time",
+                self.search_trials_run(),
+                self.history().spent()
+            );
+        }
+        Ok(())
+    }
+
+    /// The limits `asked`, the study's own where one is not given; refused
+    /// where they would change nothing (the search has ended: the
+    /// confirmation has begun), or could not apply.
+    fn limits_asked(&self, asked: &LimitsAsked) -> anyhow::Result<SearchLimits> {
+        if self.search_ended {
+            let how = self.history().search_ended().map(|end| {
+                let plural = if end.trials == 1 { "" } else { "s" };
+                format!(" after {} search trial{plural} ({})", end.trials, end.why)
+            });
+            bail!(
+                "the study in {} ended its search{} and its confirmation has begun, so --trials and --time would change \
+                 nothing: resume it without them, and search longer in a new study",
+                self.dir.display(),
+                how.unwrap_or_default()
+            );
+        }
+        let time_budget_secs = match asked.time {
+            Some(limit) => limit.0.map(|d| d.as_secs_f64()),
+            None => self.header.time_budget_secs,
+        };
+        let Some(trials) = asked.trials else {
+            return Ok(SearchLimits { trials: self.header.trials, time_budget_secs });
+        };
+        let searched = self.search_trials_run();
+        if trials <= searched {
+            bail!(
+                "--trials {trials}: the study in {} has run {searched} search trials already; give more than {searched}",
+                self.dir.display()
+            );
+        }
+        if trials != self.header.trials && self.header.strategy == crate::search::Strategy::Grid {
+            bail!(
+                "--trials: a grid study enumerates its levels for the {} trials it began with, so its trials cannot \
+                 change; resume it with --time alone, or start a new grid study",
+                self.header.trials
+            );
+        }
+        Ok(SearchLimits { trials, time_budget_secs })
+    }
+
+    fn history(&self) -> History<'_> {
+        History { header: &self.header, trials: &self.prior, space: &self.space, engine: self.engine }
+    }
+
+    /// Search trials that ran (the ones the memory model rejected did not).
+    fn search_trials_run(&self) -> usize {
+        self.prior.iter().filter(|t| t.stage == Stage::Search && t.measurement.ran()).count()
     }
 
     /// As a worker of the study: its trials pinned to this process's `--cpus`.

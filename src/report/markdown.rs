@@ -435,7 +435,7 @@ fn method(md: &mut String, outcome: &StudyOutcome) {
         "## How it was measured\n\n\
          - Workload: `{}` ({}), seed {}.\n\
          - Scale {}: budget {} and the dataset shrunk alike. {}\n\
-         - Search: {} over `{}`, {} trials (the first is the defaults fitted to the budget).\n\
+         - Search: {} over `{}`, {} trials (the first is the defaults fitted to the budget){}.\n\
          - Confirmation: the best {} candidates and the defaults{} in {} rounds, each round in a random order; each candidate is compared \
          with the defaults of its own round (a paired t-test on the log ratios, Holm-corrected across candidates). A candidate with a \
          failed run cannot be recommended.\n\
@@ -453,6 +453,10 @@ fn method(md: &mut String, outcome: &StudyOutcome) {
         header.strategy,
         header.space_name,
         search,
+        header
+            .limits_at_start
+            .map(|start| format!("; its limits, {start} at the start, were changed on a resume to {}", header.limits()))
+            .unwrap_or_default(),
         header.confirm_top,
         header.baseline.as_ref().map(|b| format!(", with {} for reference", b.label)).unwrap_or_default(),
         outcome.confirm_rounds(),

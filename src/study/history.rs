@@ -252,8 +252,29 @@ impl<'a> History<'a> {
              30 trials (or lower --confirm-repeats, or a smaller --scale)",
             humantime::format_duration(std::time::Duration::from_secs(limit as u64)),
             reserved / 60.0,
-            ((self.header.calibration_secs + reserved + 30.0 * typical) / 60.0).ceil()
+            self.minutes_for_a_search()?
         ))
+    }
+
+    /// Minutes of `--time` that give the search about 30 trials beside the
+    /// calibration, the confirmation and the larger-scale check.
+    fn minutes_for_a_search(&self) -> Option<f64> {
+        let (typical, reserved) = self.time_after_search()?;
+        Some(((self.header.calibration_secs + reserved + 30.0 * typical) / 60.0).ceil())
+    }
+
+    /// Where `--time` starved the search ([`History::time_starved`]) and the
+    /// confirmation and the larger-scale check alone would run past it: the
+    /// minutes of `--time` to resume with. The study stops before its
+    /// confirmation rather than overrun the limit (a confirmation of the
+    /// defaults alone is not what the user asked for either).
+    pub fn too_short_to_confirm(&self) -> Option<f64> {
+        self.time_starved()?;
+        let (limit, (_, reserved)) = (self.header.time_budget_secs?, self.time_after_search()?);
+        if self.spent() + reserved <= limit {
+            return None;
+        }
+        self.minutes_for_a_search()
     }
 
     /// With two objectives, the search candidates no other candidate beats

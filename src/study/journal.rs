@@ -10,7 +10,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use super::task::Claim;
-use crate::outcome::StudyHeader;
+use crate::outcome::{SearchLimits, StudyHeader};
 use crate::record::TrialRecord;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,6 +25,9 @@ pub enum Entry {
     /// the numbers it names. A later claim of the same task (its worker
     /// stopped heart-beating) takes it over.
     Claimed(Box<Claim>),
+    /// The search's limits, changed by a `--resume` while the search ran:
+    /// they stand in for the start's from here on.
+    Limits(SearchLimits),
     /// The study ended (`recommended` is `None` when no trial succeeded).
     Finished {
         recommended: Option<String>,
@@ -45,8 +48,12 @@ pub fn trials(entries: &[Entry]) -> Vec<&TrialRecord> {
 
 /// What a study folder's journal holds.
 pub struct Recorded {
+    /// The start's header, with the search limits a resume set last.
     pub header: StudyHeader,
     pub trials: Vec<TrialRecord>,
+    /// Whether its search has ended: a run after it (a confirmation round,
+    /// the larger-scale check) was claimed or recorded.
+    pub search_ended: bool,
     /// Whether the study ended (a `finished` entry closes it).
     pub finished: bool,
 }
@@ -60,9 +67,19 @@ pub fn read_study(dir: &Path) -> anyhow::Result<Recorded> {
             dir.display()
         );
     };
+    let trials: Vec<TrialRecord> = trials(&entries).into_iter().cloned().collect();
+    let search_ended = trials.iter().any(|t| t.stage.is_after_search())
+        || entries.iter().any(|e| matches!(e, Entry::Claimed(c) if c.is_after_search()));
+    let mut current = (**header).clone();
+    for entry in &entries {
+        if let Entry::Limits(limits) = entry {
+            current.change_limits(*limits);
+        }
+    }
     Ok(Recorded {
-        header: (**header).clone(),
-        trials: trials(&entries).into_iter().cloned().collect(),
+        header: current,
+        trials,
+        search_ended,
         finished: entries.iter().any(|e| matches!(e, Entry::Finished { .. })),
     })
 }

@@ -321,6 +321,15 @@ impl Running<'_> {
                     self.busy_since = Instant::now();
                     continue;
                 }
+                Plan::OutOfTime { minutes } => {
+                    anyhow::bail!(
+                        "{}. Confirming now would run past --time, so the study stopped before its confirmation with \
+                         every trial kept: `kvtune --resume {} --time {minutes:.0}m` goes on with a search of about \
+                         30 trials",
+                        self.history().time_starved().unwrap_or_default(),
+                        self.out_dir.display()
+                    )
+                }
                 Plan::Finish => return self.finish(&mut locked),
             };
             let claim = self.claim(&mut locked, task, runs, asked)?;
@@ -410,7 +419,8 @@ impl Running<'_> {
                 }
             }
             Entry::Finished { .. } => self.finished = true,
-            Entry::Started(_) | Entry::Stopped(_) => {}
+            // A resume's limits are in the header the study runs with.
+            Entry::Started(_) | Entry::Stopped(_) | Entry::Limits(_) => {}
         }
     }
 

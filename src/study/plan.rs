@@ -3,7 +3,8 @@
 //! alike: a claim whose worker stopped is taken over; then, while the
 //! search is open, the next racing pair of a finished challenger, else a
 //! new search trial (the first: the defaults, run thrice when racing);
-//! then the confirmation rounds; then the larger-scale check; then the end.
+//! then the confirmation rounds (unless `--time` cannot hold them after a
+//! search it starved: then a stop); then the larger-scale check; then the end.
 //! A worker waits while others finish what the next stage needs.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,6 +29,9 @@ pub enum Plan {
     Ask,
     /// Other workers are finishing what the next stage needs.
     Wait,
+    /// `--time` starved the search and cannot hold its confirmation: stop
+    /// before it, to be resumed with this many minutes.
+    OutOfTime { minutes: f64 },
     /// Everything ran: write the outputs and close the study.
     Finish,
 }
@@ -69,6 +73,9 @@ impl Board<'_> {
             }
             if self.in_flight() {
                 return Plan::Wait;
+            }
+            if let Some(minutes) = self.history.too_short_to_confirm() {
+                return Plan::OutOfTime { minutes };
             }
         }
         let contenders = self.contenders();
@@ -142,8 +149,8 @@ impl Board<'_> {
     }
 
     fn confirmation_began(&self) -> bool {
-        self.claims.iter().any(|c| c.task.starts_with("confirm:"))
-            || self.trials().iter().any(|t| t.stage == Stage::Confirm)
+        self.claims.iter().any(|c| c.is_after_search())
+            || self.trials().iter().any(|t| t.stage.is_after_search())
     }
 
     /// Whether the search may start another trial: trials, time, rejections

@@ -53,3 +53,11 @@ pub struct Claim {
     #[serde(default)]
     pub at: f64,
 }
+
+impl Claim {
+    /// A confirmation round or the larger-scale check: claimed only once
+    /// the search has ended.
+    pub fn is_after_search(&self) -> bool {
+        self.runs.iter().any(|r| r.stage.is_after_search())
+    }
+}

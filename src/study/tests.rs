@@ -10,7 +10,7 @@ use super::*;
 use crate::budget::MIB;
 use crate::dataset::Dataset;
 use crate::engine::rocksdb::RocksDb;
-use crate::outcome::Baseline;
+use crate::outcome::{Baseline, SearchLimits};
 use crate::record::Measurement;
 use crate::record::Objective;
 use crate::scale::Scale;
@@ -57,6 +57,7 @@ fn header(trials: usize, confirm_top: usize, confirm_repeats: usize) -> StudyHea
         verify_note: String::new(),
         baseline: None,
         seed: 3,
+        limits_at_start: None,
     }
 }
 
@@ -276,23 +277,36 @@ fn a_time_limit_that_leaves_the_search_nothing_says_so_and_what_would_fit() {
         let (sampler, _) = learning();
         // 10 s trials; the 9 confirmation runs alone take 90 s.
         let header = StudyHeader { time_budget_secs: Some(limit), calibration_secs, ..header(20, 2, 3) };
-        let outcome = run.study(header, None, sampler, &runner).unwrap();
-        let report = std::fs::read_to_string(run.out().join("report.md")).unwrap();
-        (outcome, report)
+        let outcome = run.study(header, None, sampler, &runner);
+        let report = std::fs::read_to_string(run.out().join("report.html")).unwrap();
+        (outcome, report, run.journal_trials())
     };
-    let (outcome, report) = study(60.0, 0.0);
-    let note = outcome.search_cut_short.expect("a note on the short limit");
-    assert!(note.starts_with("--time 1m left the search 0 trials beyond the defaults"), "{note}");
-    assert!(note.contains("--time 7m gives the search about 30 trials"), "{note}");
-    assert!(report.contains("**The search was cut short:** --time 1m"), "{report}");
+    // A limit that cannot hold even the confirmation: the study stops
+    // before it, every trial kept, and says what to resume it with.
+    let (outcome, report, trials) = study(60.0, 0.0);
+    let stop = format!("{:#}", outcome.expect_err("no confirmation past the limit"));
+    assert!(stop.starts_with("--time 1m left the search 0 trials beyond the defaults"), "{stop}");
+    assert!(stop.contains("--time 7m gives the search about 30 trials"), "{stop}");
+    assert!(
+        stop.contains("stopped before its confirmation") && stop.contains("--time 7m` goes on"),
+        "{stop}"
+    );
+    assert!(trials.iter().all(|t| t.stage == Stage::Search) && !trials.is_empty(), "{trials:?}");
+    assert!(report.contains("stopped before it finished"), "{report}");
+    assert!(report.contains("The search was cut short:</strong> --time 1m"), "{report}");
+    // Room for the confirmation, not for much search: it confirms, and says so.
+    let (outcome, _, _) = study(145.0, 0.0);
+    let note = outcome.unwrap().search_cut_short.expect("a note on the short limit");
+    assert!(note.starts_with("--time 2m 25s left the search 4 trials beyond the defaults"), "{note}");
     // Room for the search: no note.
-    let (outcome, _) = study(600.0, 0.0);
+    let (outcome, _, _) = study(600.0, 0.0);
+    let outcome = outcome.unwrap();
     assert!(outcome.trials.iter().filter(|t| t.stage == Stage::Search).count() > 5);
     assert_eq!(outcome.search_cut_short, None);
     // The calibration ran inside the limit: 520 s of it leave the search nothing.
-    let (outcome, _) = study(600.0, 520.0);
-    let note = outcome.search_cut_short.expect("a note on the limit the calibration used up");
-    assert!(note.contains("--time 16m gives the search about 30 trials"), "{note}");
+    let (outcome, _, _) = study(600.0, 520.0);
+    let stop = format!("{:#}", outcome.expect_err("the calibration used up the limit"));
+    assert!(stop.contains("--time 16m gives the search about 30 trials"), "{stop}");
 }
 
 #[test]
@@ -932,4 +946,22 @@ fn a_journal_written_before_claims_resumes_with_the_same_proposals() {
         .collect();
     std::fs::write(&path, old).unwrap();
     run.resumed_as_live(vec![]);
+}
+
+#[test]
+fn a_journal_read_puts_the_last_limits_a_resume_set_in_force_and_keeps_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    create(dir.path(), &header(3, 1, 3)).unwrap();
+    let journal = Journal::open(&dir.path().join("journal.jsonl")).unwrap();
+    for limits in [(5, Some(600.0)), (7, None)] {
+        let limits = SearchLimits { trials: limits.0, time_budget_secs: limits.1 };
+        journal.lock().unwrap().append(&Entry::Limits(limits)).unwrap();
+    }
+    let read = journal::read_study(dir.path()).unwrap().header;
+    assert_eq!((read.trials, read.time_budget_secs), (7, None));
+    assert_eq!(read.limits_at_start, Some(SearchLimits { trials: 3, time_budget_secs: None }));
+    // Without a change the header reads as it started.
+    let plain = tempfile::tempdir().unwrap();
+    create(plain.path(), &header(3, 1, 3)).unwrap();
+    assert_eq!(journal::read_study(plain.path()).unwrap().header, header(3, 1, 3));
 }
