@@ -177,7 +177,8 @@ pub struct TuneArgs {
     pub engines: Vec<String>,
     /// Continue an interrupted study from its output folder (its journal.jsonl): the trials it
     /// recorded are kept and it goes on with the settings it was started with (it takes --workdir, --json,
-    /// --trial-timeout and --workers; and --trials and --time, new limits for a search still running).
+    /// --trial-timeout and --workers; and --trials and --time, new limits for a search still running, with
+    /// --create-only to record them for the study's workers without running a trial here).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "strategy", "objective", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed", "pace", "no_racing", "engine", "engines"])]
     pub resume: Option<PathBuf>,
     /// Most search trials, the defaults and the expert seeds included (racing, confirmation and the larger-scale
@@ -226,8 +227,9 @@ pub struct TuneArgs {
     #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "create_only")]
     pub workers: usize,
     /// Write the study to --out (its settings, after the scale is picked) and exit without running a trial:
-    /// workers on other machines run it (`kvtune worker DIR`, `kvtune launch slurm|k8s DIR`).
-    #[arg(long, requires = "out")]
+    /// workers on other machines run it (`kvtune worker DIR`, `kvtune launch slurm|k8s DIR`). With --resume DIR
+    /// and --trials or --time: record the new limits in DIR's journal for its workers, and exit.
+    #[arg(long)]
     pub create_only: bool,
     #[command(flatten)]
     pub common: Common,

@@ -135,7 +135,7 @@ impl std::fmt::Display for SearchLimits {
             Some(secs) => {
                 humantime::format_duration(std::time::Duration::from_secs(secs.round() as u64)).to_string()
             }
-            None => "no time limit".into(),
+            None => "off".into(),
         };
         write!(f, "{} trials, --time {time}", self.trials)
     }
@@ -338,6 +338,9 @@ pub struct StudyOutcome {
     pub pareto: Vec<ParetoPoint>,
     /// Why the search ran far fewer trials than a study needs, if it did.
     pub search_cut_short: Option<String>,
+    /// Where `--time` cannot hold the confirmation of that search, so the
+    /// study stopped before it: the minutes of `--time` a resume needs.
+    pub resume_minutes: Option<f64>,
     /// Why the search stopped, once the confirmation has begun.
     pub search_ended: Option<SearchEnd>,
     /// Which worker and machine measured what.

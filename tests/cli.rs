@@ -24,6 +24,8 @@ fn tune_writes_every_output_and_cleans_up() {
             [
                 "--trials",
                 "3",
+                "--time",
+                "40m",
                 "--confirm-top",
                 "1",
                 "--confirm-repeats",
@@ -294,10 +296,15 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
     // Resumed with one trial more than it began with: the new limit is
     // recorded and applies; one the search has already reached is refused.
     fails_with(&["--resume", &path_arg(&crashed), "--trials", "1"], &["--trials 1", "search trials already"]);
-    let args = ["--resume", &path_arg(&crashed), "--trials", "4", "--workdir", &path_arg(work)];
-    let run = kvtune_with(&args.map(String::from));
+    // Recorded for the study's workers (--create-only runs nothing), the
+    // limit holds on a plain resume.
+    let recorded =
+        kvtune_with(&["--resume", &path_arg(&crashed), "--trials", "4", "--create-only"].map(String::from));
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    assert!(text(&recorded).contains("limits are now 4 trials, --time 40m"), "{}", text(&recorded));
+    assert!(text(&recorded).contains("kvtune worker"), "{}", text(&recorded));
+    let run = kvtune_with(&["--resume", &path_arg(&crashed), "--workdir", &path_arg(work)].map(String::from));
     assert!(run.status.success(), "{}", text(&run));
-    assert!(text(&run).contains("limits are now 4 trials"), "{}", text(&run));
     let entries = Journal::read(&crashed.join("journal.jsonl")).unwrap();
     let trials = journal::trials(&entries);
     let ran = |stage: Stage| {
@@ -311,7 +318,7 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
     assert_eq!(entries.iter().filter(|e| matches!(e, Entry::Limits(l) if l.trials == 4)).count(), 1);
     let md = std::fs::read_to_string(crashed.join("report.md")).unwrap();
     assert!(
-        md.contains("its limits, 3 trials, --time 30m at the start, were changed on a resume to 4 trials"),
+        md.contains("its limits, 3 trials, --time 40m at the start, were changed on a resume to 4 trials, --time 40m."),
         "{md}"
     );
     // The recorded trials are kept as they were. (What follows depends on
@@ -331,7 +338,8 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
         &["--resume", &path_arg(&crashed), "--time", "2h"],
         &["has finished", "cannot reopen", "kvtune compare"],
     );
-    // Cut off in its confirmation, its search is over: new limits are refused.
+    // Cut off in its confirmation, its search is over: new limits are
+    // refused, whether a confirmation run is recorded or only claimed.
     let confirming = dir.join("confirming");
     std::fs::create_dir_all(&confirming).unwrap();
     let lines: Vec<&str> = journal.lines().collect();
@@ -341,6 +349,13 @@ fn resume_after_a_crash(dir: &Path, finished: &Path, work: &Path) {
     fails_with(
         &["--resume", &path_arg(&confirming), "--trials", "9"],
         &["ended its search after 3 search trials", "would change nothing"],
+    );
+    let is_claim = |l: &&str| l.contains("\"event\":\"claimed\"") && l.contains("\"task\":\"confirm:0\"");
+    let cut = lines.iter().position(is_claim).unwrap() + 1;
+    std::fs::write(confirming.join("journal.jsonl"), lines[..cut].join("\n") + "\n").unwrap();
+    fails_with(
+        &["--resume", &path_arg(&confirming), "--time", "2h"],
+        &["ended its search and its confirmation has begun"],
     );
 
     // The two studies side by side.
@@ -846,6 +861,7 @@ fn every_bad_input_names_itself_and_what_would_do() {
             &["'nomad'", "slurm, k8s"],
         ),
         (tune(&["--create-only"]), &["--out"]),
+        (["--resume", "out/x", "--create-only"].map(String::from).to_vec(), &["give --trials N or --time T"]),
     ];
     for (args, expected) in &cases {
         fails_with_args(args, expected);

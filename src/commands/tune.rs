@@ -24,7 +24,10 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
     }
     if let Some(dir) = &args.resume {
         refuse_settings_on_resume(&args.given)?;
-        return resume(dir, &args.common, args.workers, LimitsAsked::of(&args));
+        return resume(dir, &args.common, args.workers, LimitsAsked::of(&args), args.create_only);
+    }
+    if args.create_only && args.out.is_none() {
+        bail!("--create-only needs --out DIR: the folder the study's workers will run it from");
     }
     let engine = engine::find(args.common.engine.as_deref().unwrap_or("rocksdb"))?;
     let full_budget = args.budget.context("--budget is required")?.0;
@@ -105,7 +108,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
             engine,
             space,
             prior: vec![],
-            search_ended: false,
+            confirmation_began: false,
             own_cpus: false,
         };
         return joining.run_local(&args.common, args.workers);
@@ -161,7 +164,8 @@ fn check_study_size(args: &TuneArgs) -> anyhow::Result<()> {
 /// trial may take before it is stopped, and how far the search may go. Every
 /// other flag shapes the results, and the study goes on with the ones it
 /// began with.
-const RESUME_TAKES: &[&str] = &["resume", "workdir", "json", "trial_timeout", "workers", "trials", "time"];
+const RESUME_TAKES: &[&str] =
+    &["resume", "workdir", "json", "trial_timeout", "workers", "trials", "time", "create_only"];
 
 /// Refuses flags a resumed study would not apply, rather than ignore them.
 fn refuse_settings_on_resume(given: &[String]) -> anyhow::Result<()> {
@@ -174,7 +178,7 @@ fn refuse_settings_on_resume(given: &[String]) -> anyhow::Result<()> {
         bail!(
             "--resume goes on with the settings the study began with (its journal records them), so it takes no {}: \
              leave {} out, or start a new study with them; --resume takes --workdir, --json, --trial-timeout, --workers, \
-             and --trials and --time for a search still running",
+             and --trials, --time and --create-only for a search still running",
             refused.join(", "),
             if refused.len() == 1 { "it" } else { "them" }
         );
@@ -185,7 +189,19 @@ fn refuse_settings_on_resume(given: &[String]) -> anyhow::Result<()> {
 /// Continues the study recorded in `dir`'s journal with the settings it
 /// began with. A study that live workers are running is theirs: this
 /// machine joins it with `kvtune worker` instead.
-fn resume(dir: &Path, common: &Common, workers: usize, asked: LimitsAsked) -> anyhow::Result<()> {
+fn resume(
+    dir: &Path,
+    common: &Common,
+    workers: usize,
+    asked: LimitsAsked,
+    limits_only: bool,
+) -> anyhow::Result<()> {
+    if limits_only && !asked.any() {
+        bail!(
+            "--resume with --create-only records new limits for the study's workers: give --trials N or --time T \
+             (or leave --create-only out to run the study here)"
+        );
+    }
     if let Some(beat) = workers::live(dir, workers::STALE_AFTER).first() {
         bail!(
             "the study in {} is in use by another kvtune (pid {} on {}, worker {}): wait for it to end, or stop it, \
@@ -207,6 +223,14 @@ fn resume(dir: &Path, common: &Common, workers: usize, asked: LimitsAsked) -> an
     }
     let mut study = Joining::read(dir, common, "resuming")?;
     study.change_limits(asked, common.json)?;
+    if limits_only {
+        println!(
+            "kvtune: the new limits are in {dir}/journal.jsonl: run the study with `kvtune worker {dir}` on each machine, \
+             `kvtune launch slurm|k8s {dir} ...`, or `kvtune --resume {dir}` here",
+            dir = dir.display()
+        );
+        return Ok(());
+    }
     study.run_local(common, workers)
 }
 
@@ -235,7 +259,7 @@ pub(super) struct Joining {
     space: Space,
     prior: Vec<TrialRecord>,
     /// Its confirmation has begun (claimed, if not yet recorded).
-    search_ended: bool,
+    confirmation_began: bool,
     /// Pin trials to this process's `--cpus`, not the study's: a worker on
     /// another machine has CPUs of its own.
     own_cpus: bool,
@@ -272,7 +296,7 @@ impl Joining {
             engine,
             space,
             prior: recorded.trials,
-            search_ended: recorded.search_ended,
+            confirmation_began: recorded.confirmation_began,
             own_cpus: false,
         })
     }
@@ -301,35 +325,22 @@ impl Joining {
     }
 
     /// The limits `asked`, the study's own where one is not given; refused
-    /// where they would change nothing (the search has ended: the
-    /// confirmation has begun), or could not apply.
+    /// where they cannot apply or would change nothing: the confirmation has
+    /// begun, or a search its limits closed would stay closed.
     fn limits_asked(&self, asked: &LimitsAsked) -> anyhow::Result<SearchLimits> {
-        if self.search_ended {
+        let dir = self.dir.display();
+        if self.confirmation_began {
             let how = self.history().search_ended().map(|end| {
                 let plural = if end.trials == 1 { "" } else { "s" };
                 format!(" after {} search trial{plural} ({})", end.trials, end.why)
             });
             bail!(
-                "the study in {} ended its search{} and its confirmation has begun, so --trials and --time would change \
-                 nothing: resume it without them, and search longer in a new study",
-                self.dir.display(),
+                "the study in {dir} ended its search{} and its confirmation has begun, so --trials and --time would \
+                 change nothing: resume it without them, and search longer in a new study",
                 how.unwrap_or_default()
             );
         }
-        let time_budget_secs = match asked.time {
-            Some(limit) => limit.0.map(|d| d.as_secs_f64()),
-            None => self.header.time_budget_secs,
-        };
-        let Some(trials) = asked.trials else {
-            return Ok(SearchLimits { trials: self.header.trials, time_budget_secs });
-        };
-        let searched = self.search_trials_run();
-        if trials <= searched {
-            bail!(
-                "--trials {trials}: the study in {} has run {searched} search trials already; give more than {searched}",
-                self.dir.display()
-            );
-        }
+        let trials = asked.trials.unwrap_or(self.header.trials);
         if trials != self.header.trials && self.header.strategy == crate::search::Strategy::Grid {
             bail!(
                 "--trials: a grid study enumerates its levels for the {} trials it began with, so its trials cannot \
@@ -337,7 +348,28 @@ impl Joining {
                 self.header.trials
             );
         }
-        Ok(SearchLimits { trials, time_budget_secs })
+        let searched = self.search_trials_run();
+        if asked.trials.is_some() && trials <= searched {
+            bail!("--trials {trials}: the study in {dir} has run {searched} search trials already; give more than {searched}");
+        }
+        let time_budget_secs = match asked.time {
+            Some(limit) => limit.0.map(|d| d.as_secs_f64()),
+            None => self.header.time_budget_secs,
+        };
+        let limits = SearchLimits { trials, time_budget_secs };
+        let mut header = self.header.clone();
+        header.change_limits(limits);
+        let after = History { header: &header, ..self.history() };
+        if let (Some(_), Some(still)) = (self.history().search_closed(0), after.search_closed(0)) {
+            bail!(
+                "the search of the study in {dir} was closed by its limits, and {limits} would keep it closed ({still}): \
+                 give a larger --trials or --time"
+            );
+        }
+        if let Some(too_short) = after.too_short_to_confirm() {
+            bail!("with {limits}, {}: give --time {:.0}m or more", too_short.why, too_short.minutes);
+        }
+        Ok(limits)
     }
 
     fn history(&self) -> History<'_> {

@@ -83,15 +83,19 @@ The study was shared by workers; each confirmation round and racing pair ran on 
 /// For a study not finished: that it is not, and the best single run so
 /// far (not yet a recommendation: confirmation has not judged it).
 fn progress(md: &mut String, outcome: &StudyOutcome) {
-    let state = match outcome.progress {
-        Progress::Finished => return,
-        Progress::Running => {
-            "**This study is still running**: this report is rewritten as trials end (at most every 10 s)."
+    let state = match (outcome.progress, outcome.resume_minutes) {
+        (Progress::Finished, _) => return,
+        (Progress::Running, _) => {
+            "**This study is still running**: this report is rewritten as trials end (at most every 10 s).".into()
         }
-        Progress::Stopped => {
-            "**This study stopped before it finished**: `kvtune --resume` on its folder continues it \
-             (`kvtune report` on the folder rewrites this report from its journal)."
-        }
+        (Progress::Stopped, None) => "**This study stopped before it finished**: `kvtune --resume` on its folder \
+             continues it (`kvtune report` on the folder rewrites this report from its journal)."
+            .to_string(),
+        (Progress::Stopped, Some(minutes)) => format!(
+            "**This study stopped before its confirmation**, which would have run past its `--time` (see The search): \
+             `kvtune --resume` on its folder with `--time {minutes:.0}m` continues it with a search of about 30 trials \
+             (without a longer `--time` it stops again)."
+        ),
     };
     let objective = &outcome.header.objectives[0];
     let search: Vec<&TrialRecord> = outcome.trials.iter().filter(|t| t.stage == Stage::Search).collect();

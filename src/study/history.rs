@@ -27,6 +27,14 @@ struct Costs {
     verify: f64,
 }
 
+/// Why `--time` cannot hold a starved search's confirmation, and the
+/// minutes of `--time` that give the search about 30 trials.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TooShort {
+    pub why: String,
+    pub minutes: f64,
+}
+
 pub struct History<'a> {
     pub header: &'a StudyHeader,
     pub trials: &'a [TrialRecord],
@@ -240,10 +248,9 @@ impl<'a> History<'a> {
     /// not what the user asked for.
     pub fn time_starved(&self) -> Option<String> {
         let (limit, (typical, reserved)) = (self.header.time_budget_secs?, self.time_after_search()?);
-        let search = || self.trials.iter().filter(|t| t.stage == Stage::Search && t.measurement.ran());
-        let searched = search().filter(|t| !t.is_default).count();
-        if searched >= STARVED_SEARCH_TRIALS || search().count() >= self.header.trials || !self.out_of_time()
-        {
+        let ran = self.trials.iter().filter(|t| t.stage == Stage::Search && t.measurement.ran()).count();
+        let searched = self.search_beyond_defaults();
+        if searched >= STARVED_SEARCH_TRIALS || ran >= self.header.trials || !self.out_of_time() {
             return None;
         }
         Some(format!(
@@ -256,6 +263,14 @@ impl<'a> History<'a> {
         ))
     }
 
+    /// Search trials that ran, the defaults' aside.
+    fn search_beyond_defaults(&self) -> usize {
+        self.trials
+            .iter()
+            .filter(|t| t.stage == Stage::Search && t.measurement.ran() && !t.is_default)
+            .count()
+    }
+
     /// Minutes of `--time` that give the search about 30 trials beside the
     /// calibration, the confirmation and the larger-scale check.
     fn minutes_for_a_search(&self) -> Option<f64> {
@@ -264,17 +279,27 @@ impl<'a> History<'a> {
     }
 
     /// Where `--time` starved the search ([`History::time_starved`]) and the
-    /// confirmation and the larger-scale check alone would run past it: the
-    /// minutes of `--time` to resume with. The study stops before its
-    /// confirmation rather than overrun the limit (a confirmation of the
-    /// defaults alone is not what the user asked for either).
-    pub fn too_short_to_confirm(&self) -> Option<f64> {
+    /// confirmation with the larger-scale check would run past it: the study
+    /// stops before its confirmation rather than overrun the limit (a
+    /// confirmation of the defaults alone is not what the user asked for
+    /// either), and says the `--time` to resume with.
+    pub fn too_short_to_confirm(&self) -> Option<TooShort> {
         self.time_starved()?;
-        let (limit, (_, reserved)) = (self.header.time_budget_secs?, self.time_after_search()?);
+        let (limit, (typical, reserved)) = (self.header.time_budget_secs?, self.time_after_search()?);
         if self.spent() + reserved <= limit {
             return None;
         }
-        self.minutes_for_a_search()
+        let searched = self.search_beyond_defaults();
+        Some(TooShort {
+            why: format!(
+                "--time {} left the search {searched} trial{} beyond the defaults, and at up to {typical:.0} s a trial \
+                 the confirmation and the larger-scale check would take about {:.0} min more, past the limit",
+                humantime::format_duration(std::time::Duration::from_secs(limit as u64)),
+                if searched == 1 { "" } else { "s" },
+                reserved / 60.0
+            ),
+            minutes: self.minutes_for_a_search()?,
+        })
     }
 
     /// With two objectives, the search candidates no other candidate beats
@@ -360,6 +385,7 @@ impl<'a> History<'a> {
             racing: racing::summarize(self.trials, &self.header.objectives[0]),
             pareto: self.pareto(),
             search_cut_short: self.time_starved(),
+            resume_minutes: self.too_short_to_confirm().map(|t| t.minutes),
             search_ended: self.search_ended(),
             machines: machines::machines(self.trials, &self.header.objectives[0]),
             progress,

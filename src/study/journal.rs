@@ -26,7 +26,7 @@ pub enum Entry {
     /// stopped heart-beating) takes it over.
     Claimed(Box<Claim>),
     /// The search's limits, changed by a `--resume` while the search ran:
-    /// they stand in for the start's from here on.
+    /// the last such entry stands in for the start's limits.
     Limits(SearchLimits),
     /// The study ended (`recommended` is `None` when no trial succeeded).
     Finished {
@@ -51,9 +51,8 @@ pub struct Recorded {
     /// The start's header, with the search limits a resume set last.
     pub header: StudyHeader,
     pub trials: Vec<TrialRecord>,
-    /// Whether its search has ended: a run after it (a confirmation round,
-    /// the larger-scale check) was claimed or recorded.
-    pub search_ended: bool,
+    /// Whether its confirmation has begun ([`super::task::confirmation_began`]).
+    pub confirmation_began: bool,
     /// Whether the study ended (a `finished` entry closes it).
     pub finished: bool,
 }
@@ -68,8 +67,11 @@ pub fn read_study(dir: &Path) -> anyhow::Result<Recorded> {
         );
     };
     let trials: Vec<TrialRecord> = trials(&entries).into_iter().cloned().collect();
-    let search_ended = trials.iter().any(|t| t.stage.is_after_search())
-        || entries.iter().any(|e| matches!(e, Entry::Claimed(c) if c.is_after_search()));
+    let claims = entries.iter().filter_map(|e| match e {
+        Entry::Claimed(c) => Some(&**c),
+        _ => None,
+    });
+    let confirmation_began = super::task::confirmation_began(claims, &trials);
     let mut current = (**header).clone();
     for entry in &entries {
         if let Entry::Limits(limits) = entry {
@@ -79,7 +81,7 @@ pub fn read_study(dir: &Path) -> anyhow::Result<Recorded> {
     Ok(Recorded {
         header: current,
         trials,
-        search_ended,
+        confirmation_began,
         finished: entries.iter().any(|e| matches!(e, Entry::Finished { .. })),
     })
 }

@@ -321,15 +321,14 @@ impl Running<'_> {
                     self.busy_since = Instant::now();
                     continue;
                 }
-                Plan::OutOfTime { minutes } => {
-                    anyhow::bail!(
-                        "{}. Confirming now would run past --time, so the study stopped before its confirmation with \
-                         every trial kept: `kvtune --resume {} --time {minutes:.0}m` goes on with a search of about \
-                         30 trials",
-                        self.history().time_starved().unwrap_or_default(),
-                        self.out_dir.display()
-                    )
-                }
+                Plan::StopBeforeConfirmation(too_short) => anyhow::bail!(
+                    "{}: the study stopped before its confirmation, every trial kept. `kvtune --resume {} --time {:.0}m` \
+                     goes on with a search of about 30 trials (fewer --confirm-repeats or a smaller --scale need a new \
+                     study)",
+                    too_short.why,
+                    self.out_dir.display(),
+                    too_short.minutes
+                ),
                 Plan::Finish => return self.finish(&mut locked),
             };
             let claim = self.claim(&mut locked, task, runs, asked)?;

@@ -9,9 +9,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::history::History;
+use super::history::{History, TooShort};
 use super::racing;
-use super::task::{Claim, Entrant, PlannedRun};
+use super::task::{self, Claim, Entrant, PlannedRun};
 use crate::outcome::BASELINE_ORIGIN;
 use crate::record::{Stage, TrialRecord};
 use crate::space::Candidate;
@@ -29,9 +29,9 @@ pub enum Plan {
     Ask,
     /// Other workers are finishing what the next stage needs.
     Wait,
-    /// `--time` starved the search and cannot hold its confirmation: stop
-    /// before it, to be resumed with this many minutes.
-    OutOfTime { minutes: f64 },
+    /// `--time` starved the search and cannot hold its confirmation and the
+    /// larger-scale check: stop before them, resumable with more `--time`.
+    StopBeforeConfirmation(TooShort),
     /// Everything ran: write the outputs and close the study.
     Finish,
 }
@@ -74,8 +74,8 @@ impl Board<'_> {
             if self.in_flight() {
                 return Plan::Wait;
             }
-            if let Some(minutes) = self.history.too_short_to_confirm() {
-                return Plan::OutOfTime { minutes };
+            if let Some(too_short) = self.history.too_short_to_confirm() {
+                return Plan::StopBeforeConfirmation(too_short);
             }
         }
         let contenders = self.contenders();
@@ -149,8 +149,7 @@ impl Board<'_> {
     }
 
     fn confirmation_began(&self) -> bool {
-        self.claims.iter().any(|c| c.is_after_search())
-            || self.trials().iter().any(|t| t.stage.is_after_search())
+        task::confirmation_began(self.claims.iter().copied(), self.trials())
     }
 
     /// Whether the search may start another trial: trials, time, rejections

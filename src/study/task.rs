@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::Stage;
+use crate::record::{Stage, TrialRecord};
 use crate::space::Candidate;
 
 /// A candidate entered in the study under a label.
@@ -54,10 +54,10 @@ pub struct Claim {
     pub at: f64,
 }
 
-impl Claim {
-    /// A confirmation round or the larger-scale check: claimed only once
-    /// the search has ended.
-    pub fn is_after_search(&self) -> bool {
-        self.runs.iter().any(|r| r.stage.is_after_search())
-    }
+/// Whether a study's confirmation has begun, so its search has ended: a run
+/// after the search (a confirmation round, the larger-scale check) claimed
+/// or recorded.
+pub fn confirmation_began<'a>(claims: impl IntoIterator<Item = &'a Claim>, trials: &[TrialRecord]) -> bool {
+    claims.into_iter().any(|c| c.runs.iter().any(|r| r.stage.is_after_search()))
+        || trials.iter().any(|t| t.stage.is_after_search())
 }

@@ -269,44 +269,63 @@ fn the_engine_as_shipped_is_measured_where_the_memory_model_would_reject_it() {
     assert!(outcome.verdict.unwrap().over_baseline.is_some());
 }
 
+/// 10 s trials; the 9 confirmation runs alone take 90 s.
+fn timed(limit: f64, calibration_secs: f64) -> StudyHeader {
+    StudyHeader { time_budget_secs: Some(limit), calibration_secs, ..header(20, 2, 3) }
+}
+
 #[test]
 fn a_time_limit_that_leaves_the_search_nothing_says_so_and_what_would_fit() {
     let study = |limit: f64, calibration_secs: f64| {
         let run = Run::new();
-        let runner = ScriptedRunner::new(by_bloom);
         let (sampler, _) = learning();
-        // 10 s trials; the 9 confirmation runs alone take 90 s.
-        let header = StudyHeader { time_budget_secs: Some(limit), calibration_secs, ..header(20, 2, 3) };
-        let outcome = run.study(header, None, sampler, &runner);
-        let report = std::fs::read_to_string(run.out().join("report.html")).unwrap();
-        (outcome, report, run.journal_trials())
+        run.study(timed(limit, calibration_secs), None, sampler, &ScriptedRunner::new(by_bloom))
     };
-    // A limit that cannot hold even the confirmation: the study stops
-    // before it, every trial kept, and says what to resume it with.
-    let (outcome, report, trials) = study(60.0, 0.0);
-    let stop = format!("{:#}", outcome.expect_err("no confirmation past the limit"));
-    assert!(stop.starts_with("--time 1m left the search 0 trials beyond the defaults"), "{stop}");
-    assert!(stop.contains("--time 7m gives the search about 30 trials"), "{stop}");
-    assert!(
-        stop.contains("stopped before its confirmation") && stop.contains("--time 7m` goes on"),
-        "{stop}"
-    );
-    assert!(trials.iter().all(|t| t.stage == Stage::Search) && !trials.is_empty(), "{trials:?}");
-    assert!(report.contains("stopped before it finished"), "{report}");
-    assert!(report.contains("The search was cut short:</strong> --time 1m"), "{report}");
     // Room for the confirmation, not for much search: it confirms, and says so.
-    let (outcome, _, _) = study(145.0, 0.0);
-    let note = outcome.unwrap().search_cut_short.expect("a note on the short limit");
+    let note = study(145.0, 0.0).unwrap().search_cut_short.expect("a note on the short limit");
     assert!(note.starts_with("--time 2m 25s left the search 4 trials beyond the defaults"), "{note}");
+    assert!(note.contains("--time 7m gives the search about 30 trials"), "{note}");
     // Room for the search: no note.
-    let (outcome, _, _) = study(600.0, 0.0);
-    let outcome = outcome.unwrap();
+    let outcome = study(600.0, 0.0).unwrap();
     assert!(outcome.trials.iter().filter(|t| t.stage == Stage::Search).count() > 5);
     assert_eq!(outcome.search_cut_short, None);
-    // The calibration ran inside the limit: 520 s of it leave the search nothing.
-    let (outcome, _, _) = study(600.0, 520.0);
-    let stop = format!("{:#}", outcome.expect_err("the calibration used up the limit"));
-    assert!(stop.contains("--time 16m gives the search about 30 trials"), "{stop}");
+    // The calibration ran inside the limit: 520 s of it leave the search
+    // nothing, and the confirmation no room either.
+    let stop = format!("{:#}", study(600.0, 520.0).expect_err("the calibration used up the limit"));
+    assert!(stop.contains("--time 16m` goes on"), "{stop}");
+}
+
+#[test]
+fn a_time_limit_too_short_for_the_confirmation_stops_before_it_and_a_longer_one_goes_on() {
+    let run = Run::new();
+    let (sampler, _) = learning();
+    let stop = run.study(timed(60.0, 0.0), None, sampler, &ScriptedRunner::new(by_bloom)).unwrap_err();
+    let stop = format!("{stop:#}");
+    assert!(stop.starts_with("--time 1m left the search 0 trials beyond the defaults"), "{stop}");
+    assert!(
+        stop.contains("about 2 min more, past the limit: the study stopped before its confirmation"),
+        "{stop}"
+    );
+    assert!(stop.contains("--time 7m` goes on with a search of about 30 trials"), "{stop}");
+    let prior = run.journal_trials();
+    assert!(!prior.is_empty() && prior.iter().all(|t| t.stage == Stage::Search), "{prior:?}");
+    let page = std::fs::read_to_string(run.out().join("report.html")).unwrap();
+    assert!(page.contains("stopped before its confirmation") && page.contains("--time 7m"), "{page}");
+    // The same limit again stops again, before any run.
+    let (sampler, _) = learning();
+    let again = run.study(timed(60.0, 0.0), Some(prior.clone()), sampler, &ScriptedRunner::new(by_bloom));
+    assert!(format!("{:#}", again.unwrap_err()).contains("stopped before its confirmation"));
+    assert_eq!(run.journal_trials().len(), prior.len());
+    // The limit it named, as a resume records it: the search goes on, then the confirmation.
+    let mut longer = timed(60.0, 0.0);
+    longer.change_limits(SearchLimits { trials: 20, time_budget_secs: Some(420.0) });
+    let journal = Journal::open(&run.out().join("journal.jsonl")).unwrap();
+    journal.lock().unwrap().append(&Entry::Limits(longer.limits())).unwrap();
+    let (sampler, _) = learning();
+    let outcome = run.study(longer, Some(prior.clone()), sampler, &ScriptedRunner::new(by_bloom)).unwrap();
+    let searched = outcome.trials.iter().filter(|t| t.stage == Stage::Search).count();
+    assert!(searched > prior.len() + 5, "{searched} search trials");
+    assert!(outcome.verdict.is_some());
 }
 
 #[test]
