@@ -122,6 +122,11 @@ pub struct StudyHeader {
     pub limits_at_start: Option<SearchLimits>,
 }
 
+/// A `--time` limit as the user writes one (e.g. `1h 37m`), to the second.
+pub fn duration_text(secs: f64) -> String {
+    humantime::format_duration(std::time::Duration::from_secs(secs as u64)).to_string()
+}
+
 /// How far a study's search may go: `--trials` and `--time`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SearchLimits {
@@ -131,12 +136,7 @@ pub struct SearchLimits {
 
 impl std::fmt::Display for SearchLimits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let time = match self.time_budget_secs {
-            Some(secs) => {
-                humantime::format_duration(std::time::Duration::from_secs(secs.round() as u64)).to_string()
-            }
-            None => "off".into(),
-        };
+        let time = self.time_budget_secs.map_or("off".into(), duration_text);
         write!(f, "{} trials, --time {time}", self.trials)
     }
 }

@@ -10,7 +10,7 @@ use crate::cli::{Common, TimeLimit, TuneArgs};
 use crate::dataset::Dataset;
 use crate::engine::{self, Engine};
 use crate::outcome::{Baseline, SearchLimits, StudyHeader};
-use crate::record::{Objective, Stage, TrialRecord};
+use crate::record::{Objective, TrialRecord};
 use crate::report::text;
 use crate::space::Space;
 use crate::study::history::History;
@@ -317,7 +317,7 @@ impl Joining {
             eprintln!(
                 "kvtune: the search's limits are now {limits} (they were {before}); it has run {} search trials in \
                  {:.0} s of the study's time",
-                self.search_trials_run(),
+                self.history().search_trials_run(),
                 self.history().spent()
             );
         }
@@ -348,7 +348,7 @@ impl Joining {
                 self.header.trials
             );
         }
-        let searched = self.search_trials_run();
+        let searched = self.history().search_trials_run();
         if asked.trials.is_some() && trials <= searched {
             bail!("--trials {trials}: the study in {dir} has run {searched} search trials already; give more than {searched}");
         }
@@ -374,11 +374,6 @@ impl Joining {
 
     fn history(&self) -> History<'_> {
         History { header: &self.header, trials: &self.prior, space: &self.space, engine: self.engine }
-    }
-
-    /// Search trials that ran (the ones the memory model rejected did not).
-    fn search_trials_run(&self) -> usize {
-        self.prior.iter().filter(|t| t.stage == Stage::Search && t.measurement.ran()).count()
     }
 
     /// As a worker of the study: its trials pinned to this process's `--cpus`.
@@ -501,7 +496,7 @@ fn run_study(
             Some(secs) => format!(
                 "a {} search within {} (the calibration's {:.0} s and racing included, at most {} trials)",
                 header.strategy,
-                humantime::format_duration(std::time::Duration::from_secs(secs as u64)),
+                crate::outcome::duration_text(secs),
                 header.calibration_secs,
                 header.trials
             ),

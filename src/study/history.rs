@@ -156,7 +156,7 @@ impl<'a> History<'a> {
     /// run of candidates the memory model rejected, or `--time`.
     pub fn search_closed(&self, under_way: usize) -> Option<String> {
         let search = || self.trials.iter().filter(|t| t.stage == Stage::Search);
-        let ran = search().filter(|t| t.measurement.ran()).count() + under_way;
+        let ran = self.search_trials_run() + under_way;
         let rejected_in_a_row = search().rev().take_while(|t| !t.measurement.ran()).count();
         if ran >= self.header.trials {
             Some(format!("it reached its limit of {} trials", self.header.trials))
@@ -248,27 +248,35 @@ impl<'a> History<'a> {
     /// not what the user asked for.
     pub fn time_starved(&self) -> Option<String> {
         let (limit, (typical, reserved)) = (self.header.time_budget_secs?, self.time_after_search()?);
-        let ran = self.trials.iter().filter(|t| t.stage == Stage::Search && t.measurement.ran()).count();
         let searched = self.search_beyond_defaults();
-        if searched >= STARVED_SEARCH_TRIALS || ran >= self.header.trials || !self.out_of_time() {
+        if searched >= STARVED_SEARCH_TRIALS
+            || self.search_trials_run() >= self.header.trials
+            || !self.out_of_time()
+        {
             return None;
         }
         Some(format!(
             "--time {} left the search {searched} trials beyond the defaults: at up to {typical:.0} s a trial the \
              confirmation and the larger-scale check alone take about {:.0} min; --time {:.0}m gives the search about \
              30 trials (or lower --confirm-repeats, or a smaller --scale)",
-            humantime::format_duration(std::time::Duration::from_secs(limit as u64)),
+            crate::outcome::duration_text(limit),
             reserved / 60.0,
             self.minutes_for_a_search()?
         ))
     }
 
+    /// Search trials that ran (the memory model's rejections did not).
+    pub fn search_trials_run(&self) -> usize {
+        self.search_runs().count()
+    }
+
     /// Search trials that ran, the defaults' aside.
     fn search_beyond_defaults(&self) -> usize {
-        self.trials
-            .iter()
-            .filter(|t| t.stage == Stage::Search && t.measurement.ran() && !t.is_default)
-            .count()
+        self.search_runs().filter(|t| !t.is_default).count()
+    }
+
+    fn search_runs(&self) -> impl Iterator<Item = &TrialRecord> {
+        self.trials.iter().filter(|t| t.stage == Stage::Search && t.measurement.ran())
     }
 
     /// Minutes of `--time` that give the search about 30 trials beside the
@@ -294,7 +302,7 @@ impl<'a> History<'a> {
             why: format!(
                 "--time {} left the search {searched} trial{} beyond the defaults, and at up to {typical:.0} s a trial \
                  the confirmation and the larger-scale check would take about {:.0} min more, past the limit",
-                humantime::format_duration(std::time::Duration::from_secs(limit as u64)),
+                crate::outcome::duration_text(limit),
                 if searched == 1 { "" } else { "s" },
                 reserved / 60.0
             ),
