@@ -134,10 +134,17 @@ pub struct SearchLimits {
     pub time_budget_secs: Option<f64>,
 }
 
+/// Search trials when only `--time` limits them: a cap the user did not
+/// set, so it is not shown as one of their limits.
+pub const TRIAL_CAP: usize = 500;
+
 impl std::fmt::Display for SearchLimits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let time = self.time_budget_secs.map_or("off".into(), duration_text);
-        write!(f, "{} trials, --time {time}", self.trials)
+        match (self.trials, self.time_budget_secs) {
+            (TRIAL_CAP, Some(secs)) => write!(f, "--time {}", duration_text(secs)),
+            (trials, Some(secs)) => write!(f, "{trials} trials, --time {}", duration_text(secs)),
+            (trials, None) => write!(f, "{trials} trials"),
+        }
     }
 }
 
@@ -477,4 +484,17 @@ pub struct Comparison {
     /// The smallest change of the objective these rounds could show (80%
     /// power at p < 0.05), from the pairs' own noise.
     pub min_detectable_change: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_name_only_what_the_user_set() {
+        let limits = |trials, time: Option<f64>| SearchLimits { trials, time_budget_secs: time }.to_string();
+        assert_eq!(limits(TRIAL_CAP, Some(1800.0)), "--time 30m");
+        assert_eq!(limits(40, Some(5820.0)), "40 trials, --time 1h 37m");
+        assert_eq!(limits(40, None), "40 trials");
+    }
 }

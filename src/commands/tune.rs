@@ -9,7 +9,7 @@ use crate::budget::ByteSize;
 use crate::cli::{Common, TimeLimit, TuneArgs};
 use crate::dataset::Dataset;
 use crate::engine::{self, Engine};
-use crate::outcome::{Baseline, SearchLimits, StudyHeader};
+use crate::outcome::{Baseline, SearchLimits, StudyHeader, TRIAL_CAP};
 use crate::record::{Objective, TrialRecord};
 use crate::report::text;
 use crate::space::Space;
@@ -74,7 +74,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
         space_text: space.text.clone(),
         strategy: args.strategy,
         objectives,
-        trials: args.trials.unwrap_or(MAX_TRIALS),
+        trials: args.trials.unwrap_or(TRIAL_CAP),
         time_budget_secs: args.time.0.map(|d| d.as_secs_f64()),
         calibration_secs,
         racing: !args.no_racing,
@@ -122,9 +122,6 @@ pub(super) fn default_out_dir(dataset: &str, budget: u64) -> PathBuf {
     let stamp: String = now.trim_end_matches('Z').replace('T', "-").replace([':'], "").replacen('-', "", 2);
     PathBuf::from("out").join(format!("{dataset}-{}-{stamp}", ByteSize(budget).to_string().replace(' ', "")))
 }
-
-/// Search trials when only `--time` limits them.
-const MAX_TRIALS: usize = 500;
 
 /// The objectives asked for, else the dataset's own, checked against its phases.
 fn objectives(args: &TuneArgs, dataset: &Dataset) -> anyhow::Result<Vec<Objective>> {
@@ -494,11 +491,14 @@ fn run_study(
     if !json {
         let search = match header.time_budget_secs {
             Some(secs) => format!(
-                "a {} search within {} (the calibration's {:.0} s and racing included, at most {} trials)",
+                "a {} search within {} (the calibration's {:.0} s and racing included{})",
                 header.strategy,
                 crate::outcome::duration_text(secs),
                 header.calibration_secs,
-                header.trials
+                match header.trials {
+                    TRIAL_CAP => String::new(),
+                    trials => format!(", at most {trials} trials"),
+                }
             ),
             None => format!("up to {} {} search trials", header.trials, header.strategy),
         };

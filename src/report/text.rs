@@ -175,9 +175,9 @@ pub fn answer(outcome: &StudyOutcome, out_dir: &Path) -> String {
     let stopped = outcome.search_ended.as_ref().filter(|end| end.by_sampler).map(|end| {
         let spare = end.spare_rounds_note(header.confirm_repeats).map(|n| format!("; {n}"));
         format!(
-            "The search stopped after {} of at most {} trials: {}{}.",
+            "The search stopped after {} trials, within its limits of {}: {}{}.",
             end.trials,
-            header.trials,
+            header.limits(),
             end.why,
             spare.unwrap_or_default()
         )

@@ -135,8 +135,9 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
         Some(limit) => (limit as usize, "s of the time limit"),
         None => (planned, "trials"),
     };
+    let defaults = engine.defaults(header.full_budget);
     let mut study = Running {
-        header: &header,
+        header,
         space: &space,
         engine,
         runner,
@@ -148,7 +149,7 @@ pub fn run(settings: StudySettings) -> anyhow::Result<StudyOutcome> {
         out_dir: out_dir.clone(),
         scratch,
         phase_names,
-        defaults: engine.defaults(header.full_budget),
+        defaults,
         read_to: 0,
         entries_read: 0,
         trials: vec![],
@@ -232,7 +233,8 @@ fn progress_bar(show: bool, len: usize, unit: &str) -> ProgressBar {
 }
 
 struct Running<'a> {
-    header: &'a StudyHeader,
+    /// The study's header, with the limits a resume recorded since it began.
+    header: StudyHeader,
     space: &'a Space,
     engine: &'a dyn Engine,
     runner: &'a dyn TrialRunner,
@@ -280,7 +282,7 @@ struct Running<'a> {
 impl Running<'_> {
     /// What the study recorded so far.
     fn history(&self) -> History<'_> {
-        History { header: self.header, trials: &self.trials, space: self.space, engine: self.engine }
+        History { header: &self.header, trials: &self.trials, space: self.space, engine: self.engine }
     }
 
     /// The objective the search and the verdict rank by (the first one asked).
@@ -322,12 +324,13 @@ impl Running<'_> {
                     continue;
                 }
                 Plan::StopBeforeConfirmation(too_short) => anyhow::bail!(
-                    "{}: the study stopped before its confirmation, every trial kept. `kvtune --resume {} --time {:.0}m` \
-                     goes on with a search of about 30 trials (fewer --confirm-repeats or a smaller --scale need a new \
-                     study)",
+                    "{}: the study stopped before its confirmation, every trial kept. `kvtune --resume {dir} --time \
+                     {minutes:.0}m` goes on with a search of about 30 trials; for a study that workers run, `kvtune \
+                     --resume {dir} --time {minutes:.0}m --create-only` records the limit for them, then start them \
+                     again (fewer --confirm-repeats or a smaller --scale need a new study)",
                     too_short.why,
-                    self.out_dir.display(),
-                    too_short.minutes
+                    dir = self.out_dir.display(),
+                    minutes = too_short.minutes
                 ),
                 Plan::Finish => return self.finish(&mut locked),
             };
@@ -418,8 +421,10 @@ impl Running<'_> {
                 }
             }
             Entry::Finished { .. } => self.finished = true,
-            // A resume's limits are in the header the study runs with.
-            Entry::Started(_) | Entry::Stopped(_) | Entry::Limits(_) => {}
+            // Limits a resume recorded while this worker runs (one read
+            // earlier are in the header it began with already).
+            Entry::Limits(limits) => self.header.change_limits(limits),
+            Entry::Started(_) | Entry::Stopped(_) => {}
         }
     }
 

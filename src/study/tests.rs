@@ -307,6 +307,7 @@ fn a_time_limit_too_short_for_the_confirmation_stops_before_it_and_a_longer_one_
         "{stop}"
     );
     assert!(stop.contains("--time 7m` goes on with a search of about 30 trials"), "{stop}");
+    assert!(stop.contains("--time 7m --create-only` records the limit for them"), "{stop}");
     let prior = run.journal_trials();
     assert!(!prior.is_empty() && prior.iter().all(|t| t.stage == Stage::Search), "{prior:?}");
     let page = std::fs::read_to_string(run.out().join("report.html")).unwrap();
@@ -321,8 +322,10 @@ fn a_time_limit_too_short_for_the_confirmation_stops_before_it_and_a_longer_one_
     longer.change_limits(SearchLimits { trials: 20, time_budget_secs: Some(420.0) });
     let journal = Journal::open(&run.out().join("journal.jsonl")).unwrap();
     journal.lock().unwrap().append(&Entry::Limits(longer.limits())).unwrap();
+    // A worker that began with the old limits takes the new ones from the journal.
     let (sampler, _) = learning();
-    let outcome = run.study(longer, Some(prior.clone()), sampler, &ScriptedRunner::new(by_bloom)).unwrap();
+    let began = timed(60.0, 0.0);
+    let outcome = run.study(began, Some(prior.clone()), sampler, &ScriptedRunner::new(by_bloom)).unwrap();
     let searched = outcome.trials.iter().filter(|t| t.stage == Stage::Search).count();
     assert!(searched > prior.len() + 5, "{searched} search trials");
     assert!(outcome.verdict.is_some());
@@ -559,7 +562,10 @@ fn the_report_says_why_the_search_stopped_and_the_summary_when_its_sampler_stopp
     let end = outcome.search_ended.clone().expect("the confirmation began");
     assert!(end.by_sampler && end.why.contains("had nothing left"), "{end:?}");
     let summary = crate::report::text::answer(&outcome, &run.out());
-    assert!(summary.contains("The search stopped after 3 of at most 10 trials"), "{summary}");
+    assert!(
+        summary.contains("The search stopped after 3 trials, within its limits of 10 trials"),
+        "{summary}"
+    );
 
     let run = Run::new();
     let header = header(4, 1, 3);
