@@ -138,12 +138,20 @@ pub struct SearchLimits {
 /// set, so it is not shown as one of their limits.
 pub const TRIAL_CAP: usize = 500;
 
+impl SearchLimits {
+    /// The trial limit the user set: none where only `--time` limits the
+    /// search, up to the cap.
+    pub fn trials_set(&self) -> Option<usize> {
+        (self.trials != TRIAL_CAP || self.time_budget_secs.is_none()).then_some(self.trials)
+    }
+}
+
 impl std::fmt::Display for SearchLimits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match (self.trials, self.time_budget_secs) {
-            (TRIAL_CAP, Some(secs)) => write!(f, "--time {}", duration_text(secs)),
-            (trials, Some(secs)) => write!(f, "{trials} trials, --time {}", duration_text(secs)),
-            (trials, None) => write!(f, "{trials} trials"),
+        match (self.trials_set(), self.time_budget_secs) {
+            (None, Some(secs)) => write!(f, "--time {}", duration_text(secs)),
+            (Some(trials), Some(secs)) => write!(f, "{trials} trials, --time {}", duration_text(secs)),
+            (_, None) => write!(f, "{} trials", self.trials),
         }
     }
 }

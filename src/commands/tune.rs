@@ -495,10 +495,10 @@ fn run_study(
                 header.strategy,
                 crate::outcome::duration_text(secs),
                 header.calibration_secs,
-                match header.trials {
-                    TRIAL_CAP => String::new(),
-                    trials => format!(", at most {trials} trials"),
-                }
+                header
+                    .limits()
+                    .trials_set()
+                    .map_or(String::new(), |trials| format!(", at most {trials} trials"))
             ),
             None => format!("up to {} {} search trials", header.trials, header.strategy),
         };
