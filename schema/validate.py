@@ -3,7 +3,7 @@
     kvtune bench --preset defaults --dataset spork --budget 1G --json > out.json
     python3 schema/validate.py comparison out.json
 
-The first argument names the output's kind (tune, comparison, report; `any`
+The first argument names the output's kind (tune, comparison, report, ablation; `any`
 for whichever fits). Needs the jsonschema package (pip install jsonschema).
 """
 

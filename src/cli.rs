@@ -70,6 +70,9 @@ pub enum Command {
     Bench(BenchArgs),
     /// Measure option sets side by side in paired rounds and print a benchstat-style table of every metric.
     Compare(CompareArgs),
+    /// Which of an option set's changes gave its gain: measure it beside itself with each change to the defaults
+    /// put back alone, and beside the defaults, in paired rounds: `kvtune ablate out/RUN/preset.toml`.
+    Ablate(AblateArgs),
     /// List the built-in datasets, or describe one: its source, phases, op mix and size at a budget.
     Datasets(DatasetsArgs),
     /// Measure every point of a small space's grid several times into a CSV table, for the search benchmark
@@ -378,6 +381,33 @@ pub struct BenchArgs {
     pub common: Common,
 }
 
+/// What `compare` and `ablate` share: what the option sets run on, how, and how the table prints.
+#[derive(Debug, Clone, Args)]
+pub struct Measuring {
+    /// Print the table as Markdown instead of aligned text.
+    #[arg(long)]
+    pub markdown: bool,
+    #[command(flatten)]
+    pub target: Target,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AblateArgs {
+    /// The option set: a preset.toml kvtune wrote, or `DIR#N` (trial N of the study in DIR, as it ran there).
+    /// Each searched parameter it sets differently from the defaults fitted to the budget, and that changes an
+    /// option the engine runs, is put back alone: one more option set per change.
+    #[arg(value_name = "FILE|DIR#N")]
+    pub set: String,
+    /// Rounds: each runs the set, every put-back variant and the defaults once, in a random order. A set with 10
+    /// changes runs 12 option sets a round.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub repeat: usize,
+    #[command(flatten)]
+    pub measuring: Measuring,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
     /// Option sets to compare, the first being the baseline: preset.toml files, `DIR#N` (trial N of the study in
@@ -389,13 +419,8 @@ pub struct CompareArgs {
     /// same round. More rounds resolve smaller differences.
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub repeat: usize,
-    /// Print the table as Markdown instead of aligned text.
-    #[arg(long)]
-    pub markdown: bool,
     #[command(flatten)]
-    pub target: Target,
-    #[command(flatten)]
-    pub common: Common,
+    pub measuring: Measuring,
 }
 
 /// How a dataset is sized and seeded when it is described or exported.

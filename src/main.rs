@@ -9,6 +9,7 @@ fn main() -> ExitCode {
         Some(Command::Tune(args)) => commands::tune(args),
         Some(Command::Bench(args)) => commands::bench(args),
         Some(Command::Compare(args)) => commands::compare(args),
+        Some(Command::Ablate(args)) => commands::ablate(args),
         Some(Command::Datasets(args)) => commands::datasets(args),
         Some(Command::Table(args)) => commands::table(args),
         Some(Command::Dataset(args)) => commands::dataset(args),

@@ -9,7 +9,7 @@ use crate::engine::OptionsFiles;
 use crate::record::{Objective, OptionSet, TrialRecord};
 use crate::scale::Scale;
 
-use crate::space::Candidate;
+use crate::space::{Candidate, Value};
 use crate::stats::{PairedChange, Summary};
 
 fn rocksdb() -> String {
@@ -347,6 +347,8 @@ pub struct StudyOutcome {
     pub transfer: Option<Transfer>,
     /// Each searched parameter's share of the explained variation, largest first.
     pub importances: Vec<(String, f64)>,
+    /// The expert seeds the study left out, each with why.
+    pub seeds_left_out: Vec<(String, String)>,
     /// What racing did.
     pub racing: RacingSummary,
     /// With two objectives: the search candidates no other beats on both.
@@ -492,6 +494,28 @@ pub struct Comparison {
     /// The smallest change of the objective these rounds could show (80%
     /// power at p < 0.05), from the pairs' own noise.
     pub min_detectable_change: Option<f64>,
+}
+
+/// A change an option set makes to the defaults fitted to the budget: one
+/// searched parameter, which `kvtune ablate` puts back.
+#[derive(Debug, Clone, Serialize)]
+pub struct PutBack {
+    pub param: String,
+    /// The option set's value.
+    pub value: Value,
+    /// The defaults' value, fitted to the budget.
+    pub default: Value,
+}
+
+/// What `kvtune ablate` measured: which of an option set's changes gave its
+/// gain. The comparison's first side is the option set as it is, then one
+/// side per change, with that change alone put back (in the order of
+/// `changes`), then the defaults, every change put back.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ablation {
+    pub set: String,
+    pub changes: Vec<PutBack>,
+    pub comparison: Comparison,
 }
 
 #[cfg(test)]

@@ -161,6 +161,29 @@ fn tune_writes_every_output_and_cleans_up() {
     };
     assert_eq!(ran(0), winner.options);
     assert_eq!(ran(1), searched.options);
+    // Which of a seed's changes carry its gain: the seed, each change put
+    // back alone, and the defaults, side by side.
+    let seed = records.iter().find(|t| t.origin == "seed:tuning-guide").expect("the tuning-guide seed ran");
+    let seed_spec = format!("{}{}", path_arg(&out), seed.label);
+    let args = ["ablate", &seed_spec, "--repeat", "1", "--json", "--workdir", &path_arg(&work)];
+    let ablated = kvtune_with(&args.map(String::from));
+    assert!(ablated.status.success(), "{}", text(&ablated));
+    matches_schema("ablation", &ablated.stdout, dir.path());
+    let json: serde_json::Value = serde_json::from_slice(&ablated.stdout).unwrap();
+    let changes: Vec<&str> =
+        json["changes"].as_array().unwrap().iter().map(|c| c["param"].as_str().unwrap()).collect();
+    assert!(changes.contains(&"bloom_bits") && changes.contains(&"block_size"), "{changes:?}");
+    assert!(!changes.contains(&"compression"), "lz4 is the defaults' own: nothing to put back: {changes:?}");
+    let labels: Vec<&str> = json["comparison"]["sides"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels.len(), changes.len() + 2, "{labels:?}");
+    assert_eq!((labels[0], labels[labels.len() - 1]), (seed_spec.as_str(), "defaults@rocksdb"));
+    assert_eq!(labels[1], format!("{seed_spec}+{}={}", changes[0], json["changes"][0]["default"]));
+    fails_with(&["ablate", "defaults", "--budget", "64M"], &["ablate takes a preset.toml or DIR#N"]);
     fails_with(
         &["compare", "defaults", &format!("{}#999", path_arg(&out))],
         &["has no trial #999", "its search trials are #"],

@@ -20,9 +20,26 @@ use crate::study::journal;
 use crate::trial::Request;
 
 pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
-    let layout = if args.markdown { Layout::Markdown } else { Layout::Text };
-    let comparison = run(&args.sets, &args.target, args.repeat, &args.common, 1)?;
-    print(&comparison, &args.common, layout)
+    let layout = if args.measuring.markdown { Layout::Markdown } else { Layout::Text };
+    // `--set` changes every option set but the first, the baseline.
+    let sides: Vec<Side> = args
+        .sets
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| Side {
+            spec: spec.clone(),
+            settings: if i == 0 { vec![] } else { args.measuring.target.settings.clone() },
+        })
+        .collect();
+    let comparison = run(&sides, &args.measuring.target, args.repeat, &args.measuring.common)?;
+    print(&comparison, &args.measuring.common, layout)
+}
+
+/// An option set to measure: as named on the command line (a preset,
+/// `DIR#N` or `defaults`), with parameters changed.
+pub(super) struct Side {
+    pub spec: String,
+    pub settings: Vec<Setting>,
 }
 
 /// Prints a comparison as its table, or as JSON; fails if a side never succeeded.
@@ -32,27 +49,32 @@ pub(super) fn print(comparison: &Comparison, common: &Common, layout: Layout) ->
     } else {
         print!("{}", comparison_table(comparison, layout));
     }
-    if let Some(side) = comparison.sides.iter().find(|s| !s.runs.iter().any(|m| m.ok())) {
-        bail!("no run of {} succeeded", side.label);
+    every_side_ran(comparison)
+}
+
+/// Fails if a side of the comparison never succeeded.
+pub(super) fn every_side_ran(comparison: &Comparison) -> anyhow::Result<()> {
+    match comparison.sides.iter().find(|s| !s.runs.iter().any(|m| m.ok())) {
+        Some(side) => bail!("no run of {} succeeded", side.label),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// An option set as named on the command line, and the engine it runs on.
-struct Named {
-    label: String,
-    measured: Option<MeasuredAs>,
-    engine: &'static dyn Engine,
+pub(super) struct Named {
+    pub label: String,
+    pub measured: Option<MeasuredAs>,
+    pub engine: &'static dyn Engine,
 }
 
 /// An option set a study measured (a preset's recommendation, or one of its
 /// trials), with what it was measured on: the defaults a comparison takes
 /// where the command line does not say.
-struct MeasuredAs {
+pub(super) struct MeasuredAs {
     engine: String,
     /// As searched: memory as shares of the budget.
-    candidate: Candidate,
-    budget_bytes: u64,
+    pub candidate: Candidate,
+    pub budget_bytes: u64,
     /// The dataset by its file where it has one, else by name.
     dataset: String,
     data_ratio: Option<f64>,
@@ -138,7 +160,7 @@ impl MeasuredAs {
 /// `defaults` (of `--engine`, else RocksDB), `defaults@ENGINE`, a preset
 /// or a study's trial `DIR#N` (of its own engine, which `--engine` must not
 /// contradict).
-fn load(spec: &str, asked: Option<&str>) -> anyhow::Result<Named> {
+pub(super) fn load(spec: &str, asked: Option<&str>) -> anyhow::Result<Named> {
     let (measured, engine) = match spec.strip_prefix("defaults") {
         Some("") => (None, asked.unwrap_or("rocksdb").to_string()),
         Some(at) if at.starts_with('@') => (None, at[1..].to_string()),
@@ -191,20 +213,20 @@ fn label_with(label: &str, settings: &[Setting]) -> String {
     }
 }
 
-/// Runs the option sets `specs` side by side, `repeat` rounds; `--set`
-/// changes every set from index `first_changed` on.
+/// Runs the option sets `sides` side by side, `repeat` rounds (`target`'s
+/// `--set` is the callers' to apply: each side carries its own changes).
 pub(super) fn run(
-    specs: &[String],
+    sides: &[Side],
     target: &Target,
     repeat: usize,
     common: &Common,
-    first_changed: usize,
 ) -> anyhow::Result<Comparison> {
     if repeat == 0 {
         bail!("--repeat 0: give at least 1");
     }
     let asked_engine = common.engine.as_deref();
-    let named: Vec<Named> = specs.iter().map(|s| load(s, asked_engine)).collect::<anyhow::Result<_>>()?;
+    let named: Vec<Named> =
+        sides.iter().map(|s| load(&s.spec, asked_engine)).collect::<anyhow::Result<_>>()?;
     let first_measured = named.iter().find_map(|n| n.measured.as_ref());
     // The first side's engine calibrates the scale.
     let engine = named[0].engine;
@@ -232,10 +254,9 @@ pub(super) fn run(
     })?;
     let mut labels = vec![];
     let mut candidates = vec![];
-    for (i, n) in named.iter().enumerate() {
-        let settings = if i >= first_changed { target.settings.as_slice() } else { &[] };
-        candidates.push((n.engine, candidate(n, settings, n.engine, full_budget)?));
-        labels.push(label_with(&n.label, settings));
+    for (n, side) in named.iter().zip(sides) {
+        candidates.push((n.engine, candidate(n, &side.settings, n.engine, full_budget)?));
+        labels.push(label_with(&n.label, &side.settings));
     }
     let runner = runner(common)?;
     let asked = match (common.scale, first_measured) {
@@ -253,9 +274,9 @@ pub(super) fn run(
             choice.scale,
             choice.reason
         );
-        if target.settings.len() > LABELLED_CHANGES {
-            let changes: Vec<String> = target.settings.iter().map(|s| s.to_string()).collect();
-            eprintln!("changes: {}", changes.join(", "));
+        for (label, side) in labels.iter().zip(sides).filter(|(_, s)| s.settings.len() > LABELLED_CHANGES) {
+            let changes: Vec<String> = side.settings.iter().map(|s| s.to_string()).collect();
+            eprintln!("{label}: {}", changes.join(", "));
         }
     }
     let requests = candidates

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::compare::{print, run};
+use super::compare::{print, run, Side};
 use super::tune::{default_out_dir, tune};
 use crate::cli::{Target, TuneArgs};
 use crate::engine;
@@ -55,7 +55,8 @@ pub fn engines(args: TuneArgs) -> anyhow::Result<()> {
     let mut common = args.common.clone();
     common.engine = None;
     eprintln!("kvtune: the engines side by side: {}", sides.join(" vs "));
-    let comparison = run(&sides, &target, args.confirm_repeats.max(MIN_ROUNDS), &common, usize::MAX)?;
+    let plain: Vec<Side> = sides.iter().map(|spec| Side { spec: spec.clone(), settings: vec![] }).collect();
+    let comparison = run(&plain, &target, args.confirm_repeats.max(MIN_ROUNDS), &common)?;
     let names: Vec<String> =
         args.engines.iter().zip(&sides).map(|(engine, side)| side_name(engine, side)).collect();
     write_answer(&out, &comparison, &names)?;

@@ -59,6 +59,7 @@ pub fn explain(args: ExplainArgs) -> anyhow::Result<()> {
         let detail = evidence(param, &tuned, &space, &study.trials, objective);
         println!("  {param:width$}  importance {:.0}%, {detail}", share(param) * 100.0);
     }
+    println!("\nWhich of these changes gave the gain, measured: kvtune ablate {}", args.preset.display());
     Ok(())
 }
 

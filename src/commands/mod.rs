@@ -1,6 +1,7 @@
 //! One file per subcommand, each mostly argument handling; what they share
 //! (the trial runner, the scale) is here.
 
+mod ablate;
 mod bench;
 mod compare;
 mod dataset;
@@ -19,6 +20,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 
+pub use ablate::ablate;
 pub use bench::bench;
 pub use compare::compare;
 pub use dataset::dataset;

@@ -370,6 +370,9 @@ fn search(md: &mut String, outcome: &StudyOutcome) {
         r.won,
         r.overturned
     );
+    for (seed, why) in &outcome.seeds_left_out {
+        let _ = writeln!(md, "The expert seed `{seed}` was left out: {why}.\n");
+    }
     if let Some(end) = &outcome.search_ended {
         let spare = end.spare_rounds_note(outcome.header.confirm_repeats).map(|n| format!("; {n}"));
         let _ = writeln!(
@@ -400,7 +403,7 @@ fn search(md: &mut String, outcome: &StudyOutcome) {
         let ran = search.iter().filter(|t| t.measurement.ok()).count();
         let caveat = if ran < 10 * outcome.importances.len() {
             format!(
-                " {ran} successful trials over {} parameters is few: read the order as a rough guide, and small shares as noise",
+                " {ran} successful trials over {} parameters is few: read the order as a rough guide, and small shares as noise.",
                 outcome.importances.len()
             )
         } else {
@@ -408,7 +411,9 @@ fn search(md: &mut String, outcome: &StudyOutcome) {
         };
         let _ = writeln!(
             md,
-            "Which parameters mattered (share of the variation a model of every search trial explains, main effects).{caveat}\n\n\
+            "Which parameters mattered (share of the variation a model of every search trial explains, main effects).{caveat} \
+             A share is of the variation across the trials, not of the gain: to measure which of the recommendation's \
+             changes gave it, `kvtune ablate preset.toml` puts each back alone in paired rounds.\n\n\
              | parameter | importance |\n|---|---|"
         );
         for (name, share) in &outcome.importances {

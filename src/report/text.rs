@@ -4,8 +4,9 @@ use std::fmt::Write;
 use std::path::Path;
 
 use crate::budget::ByteSize;
-use crate::outcome::{Comparison, MetricRow, StudyHeader, StudyOutcome, Transfer, Verdict, ALPHA};
+use crate::outcome::{Ablation, Comparison, MetricRow, StudyHeader, StudyOutcome, Transfer, Verdict, ALPHA};
 use crate::record::{Better, Objective};
+use crate::stats::holm;
 
 /// A relative change as a signed percentage: +12.3%.
 pub fn pct(x: f64) -> String {
@@ -253,10 +254,7 @@ pub enum Layout {
 fn metric_cells(row: &MetricRow) -> Vec<String> {
     let mut cells = vec![row.name.clone()];
     for (i, side) in row.sides.iter().enumerate() {
-        cells.push(
-            side.as_ref()
-                .map_or("-".into(), |s| format!("{} ± {:.0}%", num(s.median.point), s.spread * 100.0)),
-        );
+        cells.push(side.as_ref().map_or("-".into(), median_spread));
         if i == 0 {
             continue;
         }
@@ -288,6 +286,124 @@ pub fn comparison_table(c: &Comparison, layout: Layout) -> String {
         }
     }
     let rows: Vec<Vec<String>> = std::iter::once(header).chain(c.metrics.iter().map(metric_cells)).collect();
+    render(&rows, layout) + &comparison_notes(c)
+}
+
+/// `kvtune ablate`'s answer: which changes carry the option set's gain,
+/// then each change put back alone, the costliest first.
+pub fn ablation_table(a: &Ablation, layout: Layout) -> String {
+    let c = &a.comparison;
+    let Some(row) = c.metrics.first() else { return comparison_notes(c) };
+    let sides = PutBackSides::new(row, a.changes.len());
+    let mut order: Vec<usize> = (1..=a.changes.len()).collect();
+    order.sort_by(|&x, &y| sides.cost(y).total_cmp(&sides.cost(x)));
+    let rows = ablation_rows(a, &sides, &order);
+    ablation_headline(a, &sides, &order) + "\n" + &render(&rows, layout) + &comparison_notes(c)
+}
+
+/// An ablation's objective row, side by side: side 0 the option set as it
+/// is, side i (1..=changes) with change i-1 put back, the last the defaults.
+/// p values are Holm-corrected over the changes and the defaults, since many
+/// are tested at once.
+struct PutBackSides<'a> {
+    row: &'a MetricRow,
+    adjusted: Vec<f64>,
+}
+
+impl<'a> PutBackSides<'a> {
+    fn new(row: &'a MetricRow, changes: usize) -> Self {
+        let raw: Vec<f64> = (1..=changes + 1).map(|i| row.vs_first[i].map_or(1.0, |p| p.p)).collect();
+        PutBackSides { row, adjusted: holm(&raw) }
+    }
+
+    fn p(&self, side: usize) -> f64 {
+        self.adjusted[side - 1]
+    }
+
+    fn resolved(&self, side: usize) -> bool {
+        self.p(side) < ALPHA
+    }
+
+    /// What putting the side's change back costs in merit: a loss is positive.
+    fn cost(&self, side: usize) -> f64 {
+        self.row.vs_first[side].map_or(f64::NEG_INFINITY, |p| match self.row.better {
+            Better::Lower => p.change.point,
+            _ => -p.change.point,
+        })
+    }
+
+    /// The objective's change with the side's change put back: "-8.1%".
+    fn change(&self, side: usize) -> String {
+        self.row.vs_first[side].map_or("-".into(), |p| pct(p.change.point))
+    }
+
+    /// The same with its 95% CI, `~` first where the rounds did not resolve it.
+    fn change_ci(&self, side: usize) -> String {
+        let Some(p) = self.row.vs_first[side] else { return "-".into() };
+        let unresolved = if self.resolved(side) { "" } else { "~ " };
+        format!("{unresolved}{} ({} .. {})", pct(p.change.point), pct(p.change.low), pct(p.change.high))
+    }
+}
+
+/// What a person reads first: the changes that carry the gain, what the
+/// defaults cost, and the changes the set may be better without.
+fn ablation_headline(a: &Ablation, sides: &PutBackSides, order: &[usize]) -> String {
+    let changes = a.changes.len();
+    let named = |pick: &dyn Fn(f64) -> bool| -> Vec<String> {
+        order
+            .iter()
+            .filter(|&&i| sides.resolved(i) && pick(sides.cost(i)))
+            .map(|&i| format!("{} {}", a.changes[i - 1].param, sides.change(i)))
+            .collect()
+    };
+    let (losses, gains) = (named(&|cost| cost > 0.0), named(&|cost| cost < 0.0));
+    let mut out = format!("{} on {}: ", a.set, a.comparison.objective);
+    out += &match losses.len() {
+        0 => format!(
+            "putting back any one of its {changes} changes alone made no difference these rounds resolve; the gain is in \
+             the changes together, or each is smaller than the rounds resolve"
+        ),
+        n => format!("{n} of its {changes} changes carry the gain; put back alone (Holm p < {ALPHA}): {}", losses.join(", ")),
+    };
+    if sides.resolved(changes + 1) {
+        out += &format!("; the defaults (every change put back): {}", sides.change(changes + 1));
+    }
+    out += ".\n";
+    if !gains.is_empty() {
+        out += &format!(
+            "Put back alone, these did better, so the set may be better without them: {}.\n",
+            gains.join(", ")
+        );
+    }
+    out
+}
+
+/// The table: the set as it is, each change in `order`, then the defaults.
+fn ablation_rows(a: &Ablation, sides: &PutBackSides, order: &[usize]) -> Vec<Vec<String>> {
+    let objective = format!("{} (median ± spread)", sides.row.name);
+    let header = ["put back", "this set", "default", objective.as_str(), "vs the set as it is", "Holm p"];
+    let summary = |i: usize| sides.row.sides[i].as_ref().map_or("-".into(), median_spread);
+    let measured = |i: usize| [summary(i), sides.change_ci(i), format!("{:.3}", sides.p(i))];
+    let mut rows = vec![header.map(String::from).to_vec()];
+    rows.push(vec!["nothing".into(), String::new(), String::new(), summary(0), String::new(), String::new()]);
+    for &i in order {
+        let put = &a.changes[i - 1];
+        rows.push(
+            [[put.param.clone(), put.value.to_string(), put.default.to_string()], measured(i)].concat(),
+        );
+    }
+    let every = [String::from("every change (the defaults)"), String::new(), String::new()];
+    rows.push([every, measured(a.changes.len() + 1)].concat());
+    rows
+}
+
+/// A median and its spread, as benchstat prints them: 12.3k ± 4%.
+fn median_spread(s: &crate::stats::Summary) -> String {
+    format!("{} ± {:.0}%", num(s.median.point), s.spread * 100.0)
+}
+
+/// Rows (the first the header) as a Markdown table or aligned columns.
+fn render(rows: &[Vec<String>], layout: Layout) -> String {
     let mut out = String::new();
     match layout {
         Layout::Markdown => {
@@ -302,13 +418,20 @@ pub fn comparison_table(c: &Comparison, layout: Layout) -> String {
             let widths: Vec<usize> = (0..rows[0].len())
                 .map(|col| rows.iter().map(|r| r[col].chars().count()).max().unwrap_or(0))
                 .collect();
-            for row in &rows {
+            for row in rows {
                 let cells: Vec<String> =
                     row.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
                 let _ = writeln!(out, "{}", cells.join("  ").trim_end());
             }
         }
     }
+    out
+}
+
+/// Below a comparison's table: failed runs, how the rounds ran, what they
+/// resolve, which memory was counted.
+fn comparison_notes(c: &Comparison) -> String {
+    let mut out = String::new();
     let failed: Vec<String> = c
         .sides
         .iter()
@@ -341,4 +464,70 @@ pub fn comparison_table(c: &Comparison, layout: Layout) -> String {
         let _ = writeln!(out, "Memory measured by {}.", m.memory_source);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::{PutBack, SideRuns};
+    use crate::space::Value;
+    use crate::stats::{Estimate, PairedChange, Summary};
+
+    /// A side whose objective's median is `median`.
+    fn summary(median: f64) -> Option<Summary> {
+        let median = Estimate { point: median, low: median, high: median };
+        Some(Summary { n: 3, median, min: 0.0, max: 0.0, spread: 0.05 })
+    }
+
+    /// A paired change of `change` with p value `p`.
+    fn paired(change: f64, p: f64) -> Option<PairedChange> {
+        let change = Estimate { point: change, low: change - 0.02, high: change + 0.02 };
+        Some(PairedChange { n: 3, change, p, sd_log_ratio: 0.01 })
+    }
+
+    #[test]
+    fn an_ablation_names_the_changes_that_carry_the_gain_costliest_first() {
+        let put = |param: &str| PutBack { param: param.into(), value: Value::Int(1), default: Value::Int(0) };
+        let labels = ["set", "set+a=0", "set+b=0", "set+c=0", "defaults@rocksdb"];
+        let comparison = Comparison {
+            dataset: "spork".into(),
+            objective: "throughput".into(),
+            budget: 1 << 30,
+            scale: "1/16".into(),
+            scaled_budget: 1 << 26,
+            rounds: 3,
+            sides: labels
+                .iter()
+                .map(|l| SideRuns { label: l.to_string(), options: Default::default(), runs: vec![] })
+                .collect(),
+            metrics: vec![MetricRow {
+                name: "ops/s".into(),
+                better: Better::Higher,
+                sides: [100.0, 95.0, 80.0, 108.0, 70.0].map(summary).to_vec(),
+                // Put back alone, a costs 5% and b 20%, both resolved;
+                // putting c back does better.
+                vs_first: vec![
+                    None,
+                    paired(-0.05, 0.001),
+                    paired(-0.20, 0.002),
+                    paired(0.08, 0.004),
+                    paired(-0.3, 0.0001),
+                ],
+            }],
+            min_detectable_change: Some(0.04),
+        };
+        let ablation =
+            Ablation { set: "set".into(), changes: vec![put("a"), put("b"), put("c")], comparison };
+        let text = ablation_table(&ablation, Layout::Text);
+        assert!(text.contains("2 of its 3 changes carry the gain"), "{text}");
+        assert!(text.contains("b -20.0%, a -5.0%"), "the costliest first: {text}");
+        assert!(text.contains("the defaults (every change put back): -30.0%"), "{text}");
+        assert!(text.contains("better without them: c +8.0%"), "{text}");
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with(['a', 'b', 'c'])).collect();
+        assert_eq!(rows.len(), 3, "{text}");
+        assert!(rows[0].starts_with('b') && rows[1].starts_with('a') && rows[2].starts_with('c'), "{text}");
+        // Holm over the three changes and the defaults: a's 0.001 is the
+        // second smallest of four, so 3 x 0.001.
+        assert!(rows[1].ends_with("0.003"), "{text}");
+    }
 }

@@ -23,7 +23,7 @@ pub use bayes::BayesSampler;
 pub use encoding::Encoding;
 pub use grid::GridSampler;
 pub use random::RandomSampler;
-pub use start::Start;
+pub use start::{seeds_left_out, Start};
 pub use tpe::TpeSampler;
 
 use crate::record::{Objective, TrialRecord};

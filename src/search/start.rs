@@ -1,6 +1,7 @@
 //! How every study begins after the defaults: the expert seeds the space
 //! file names (what any RocksDB engineer would try first, run even where
-//! the memory model rejects them, so the report says so), then a Sobol
+//! the memory model rejects them, so the report says so; those whose
+//! `[seed_when]` the defaults' first run rules out are left out), then a Sobol
 //! design that covers the space evenly (its inadmissible points passed
 //! over), then the strategy's own proposals.
 
@@ -39,12 +40,35 @@ impl Start {
     }
 }
 
+/// The seeds a study leaves out, each with why: those whose `[seed_when]`
+/// asks for a larger database on disk, against the budget, than the
+/// defaults' first successful run left (none before that run).
+pub fn seeds_left_out(space: &Space, history: &[TrialRecord]) -> Vec<(String, String)> {
+    let Some(defaults) = history.iter().find(|t| t.is_default && t.measurement.ok()) else {
+        return vec![];
+    };
+    let disk_ratio = defaults.measurement.disk_bytes as f64 / defaults.budget.max(1) as f64;
+    space
+        .seed_when
+        .iter()
+        .filter(|(_, when)| disk_ratio < when.min_disk_ratio)
+        .map(|(name, when)| {
+            let why = format!(
+                "it is for a database of at least {} times the budget on disk, and the defaults' was {disk_ratio:.2} times",
+                when.min_disk_ratio
+            );
+            (name.clone(), why)
+        })
+        .collect()
+}
+
 impl Sampler for Start {
     fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Proposal> {
+        let left_out = seeds_left_out(space, history);
         while self.made < self.seeds.len() {
             let (name, candidate) = &self.seeds[self.made];
             self.made += 1;
-            if !seen(history, candidate) {
+            if !seen(history, candidate) && !left_out.iter().any(|(n, _)| n == name) {
                 return Some(Proposal { candidate: candidate.clone(), origin: format!("seed:{name}") });
             }
         }

@@ -158,6 +158,41 @@ fn the_models_start_from_the_seeds_then_a_sobol_design() {
 }
 
 #[test]
+fn a_seed_for_a_larger_database_waits_for_the_defaults_disk_size() {
+    let text = format!(
+        "{SPACE}\n[seeds.small]\nblock_cache_share = 0.05\n[seed_when.small]\nmin_disk_ratio = 0.75\n"
+    );
+    let space = Space::parse("t", &text, &["bloom_bits", "block_cache_share", "compression"]).unwrap();
+    // The defaults' first run left a database `disk` times its budget.
+    let origins = |disk: f64| -> Vec<String> {
+        let mut defaults = record(0, Candidate::new());
+        defaults.is_default = true;
+        defaults.budget = 1 << 30;
+        defaults.measurement.disk_bytes = (disk * (1u64 << 30) as f64) as u64;
+        let mut sampler = Strategy::Random.sampler(&space, 10, 1, &Objective::Throughput, Admissible::any());
+        let mut history = vec![defaults];
+        (0..2)
+            .map(|i| {
+                let proposal = sampler.ask(&space, &history).unwrap();
+                history.push(record(i + 1, proposal.candidate));
+                proposal.origin
+            })
+            .collect()
+    };
+    assert_eq!(origins(1.02), ["seed:guide", "seed:small"]);
+    assert_eq!(origins(0.65), ["seed:guide", "random"]);
+    let mut fits = record(0, Candidate::new());
+    (fits.is_default, fits.budget, fits.measurement.disk_bytes) = (true, 100, 65);
+    let left_out = seeds_left_out(&space, &[fits]);
+    assert_eq!(left_out.len(), 1);
+    assert_eq!(left_out[0].0, "small");
+    assert!(
+        left_out[0].1.contains("0.75 times the budget") && left_out[0].1.contains("0.65 times"),
+        "{left_out:?}"
+    );
+}
+
+#[test]
 fn grid_walks_exactly_its_levels() {
     let space = space();
     let (history, _) = run(Strategy::Grid, 1, 100);

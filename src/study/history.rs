@@ -14,7 +14,7 @@ use crate::outcome::{
     OptionRow, ParetoPoint, Progress, SearchEnd, StudyHeader, StudyOutcome, Transfer, Verdict,
 };
 use crate::record::{Stage, TrialRecord};
-use crate::search::importance;
+use crate::search::{self, importance};
 use crate::space::Space;
 
 /// Seconds the rest of a study costs ([`History::costs`]).
@@ -390,6 +390,7 @@ impl<'a> History<'a> {
                 &self.header.objectives[0],
                 self.header.seed,
             ),
+            seeds_left_out: search::seeds_left_out(self.space, self.trials),
             racing: racing::summarize(self.trials, &self.header.objectives[0]),
             pareto: self.pareto(),
             search_cut_short: self.time_starved(),
