@@ -360,8 +360,10 @@ fn ablation_headline(a: &Ablation, sides: &PutBackSides, order: &[usize]) -> Str
     let mut out = format!("{} on {}: ", a.set, a.comparison.objective);
     out += &match losses.len() {
         0 => format!(
-            "putting back any one of its {changes} changes alone made no difference these rounds resolve; the gain is in \
-             the changes together, or each is smaller than the rounds resolve"
+            "no change's cost, put back alone, is resolved once corrected for testing {} at once in {} rounds{}",
+            changes + 1,
+            a.comparison.rounds,
+            unresolved_hint(a, sides, order)
         ),
         n => format!("{n} of its {changes} changes carry the gain; put back alone (Holm p < {ALPHA}): {}", losses.join(", ")),
     };
@@ -376,6 +378,25 @@ fn ablation_headline(a: &Ablation, sides: &PutBackSides, order: &[usize]) -> Str
         );
     }
     out
+}
+
+/// Where no change's cost is resolved: the costliest whose own 95% CI
+/// excludes no change, as a lead, and what would settle it.
+fn unresolved_hint(a: &Ablation, sides: &PutBackSides, order: &[usize]) -> String {
+    let leads: Vec<String> = order
+        .iter()
+        .filter(|&&i| {
+            sides.cost(i) > 0.0 && sides.row.vs_first[i].is_some_and(|p| p.change.low * p.change.high > 0.0)
+        })
+        .map(|&i| format!("{} {}", a.changes[i - 1].param, sides.change(i)))
+        .collect();
+    match leads.is_empty() {
+        true => "; the gain is in the changes together, or each is smaller than the rounds resolve".into(),
+        false => format!(
+            "; the likeliest, each CI alone clear of zero: {}; more rounds (--repeat) would settle them",
+            leads.join(", ")
+        ),
+    }
 }
 
 /// The table: the set as it is, each change in `order`, then the defaults.
@@ -529,5 +550,13 @@ mod tests {
         // Holm over the three changes and the defaults: a's 0.001 is the
         // second smallest of four, so 3 x 0.001.
         assert!(rows[1].ends_with("0.003"), "{text}");
+        // Too few rounds to resolve any after the correction: the CIs alone lead.
+        let mut unsure = ablation;
+        for p in unsure.comparison.metrics[0].vs_first.iter_mut().flatten() {
+            p.p = 0.3;
+        }
+        let text = ablation_table(&unsure, Layout::Text);
+        assert!(text.contains("no change's cost, put back alone, is resolved once corrected for testing 4 at once in 3 rounds"), "{text}");
+        assert!(text.contains("the likeliest, each CI alone clear of zero: b -20.0%, a -5.0%;"), "{text}");
     }
 }
