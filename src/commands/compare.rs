@@ -61,6 +61,7 @@ pub(super) fn every_side_ran(comparison: &Comparison) -> anyhow::Result<()> {
 }
 
 /// An option set as named on the command line, and the engine it runs on.
+#[derive(Clone)]
 pub(super) struct Named {
     pub label: String,
     pub measured: Option<MeasuredAs>,
@@ -70,6 +71,7 @@ pub(super) struct Named {
 /// An option set a study measured (a preset's recommendation, or one of its
 /// trials), with what it was measured on: the defaults a comparison takes
 /// where the command line does not say.
+#[derive(Clone)]
 pub(super) struct MeasuredAs {
     engine: String,
     /// As searched: memory as shares of the budget.
@@ -225,8 +227,15 @@ pub(super) fn run(
         bail!("--repeat 0: give at least 1");
     }
     let asked_engine = common.engine.as_deref();
-    let named: Vec<Named> =
-        sides.iter().map(|s| load(&s.spec, asked_engine)).collect::<anyhow::Result<_>>()?;
+    // Each spec read once: an ablation names the same study's trial on every side.
+    let mut named: Vec<Named> = Vec::with_capacity(sides.len());
+    for side in sides {
+        let same = named.iter().zip(sides).find(|(_, s)| s.spec == side.spec).map(|(n, _)| n.clone());
+        named.push(match same {
+            Some(n) => n,
+            None => load(&side.spec, asked_engine)?,
+        });
+    }
     let first_measured = named.iter().find_map(|n| n.measured.as_ref());
     // The first side's engine calibrates the scale.
     let engine = named[0].engine;
