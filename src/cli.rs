@@ -396,7 +396,7 @@ pub struct Measuring {
 #[derive(Debug, Clone, Args)]
 pub struct AblateArgs {
     /// The option set: a preset.toml kvtune wrote, or `DIR#N` (trial N of the study in DIR, as it ran there).
-    /// Each searched parameter it sets differently from the defaults fitted to the budget, and that changes an
+    /// Each parameter it sets differently from the defaults fitted to the budget, and that changes an
     /// option the engine runs, is put back alone: one more option set per change.
     #[arg(value_name = "FILE|DIR#N")]
     pub set: String,

@@ -43,9 +43,11 @@ pub fn ablate(args: AblateArgs) -> anyhow::Result<()> {
     every_side_ran(&ablation.comparison)
 }
 
-/// The searched parameters `candidate` sets differently from the defaults
-/// fitted to `budget` whose putting back changes an option the engine runs
-/// (one whose value the engine overrode would only cost runs).
+/// The parameters `candidate` sets differently from the defaults fitted to
+/// `budget` whose putting back changes an option the engine runs (one whose
+/// value the engine overrode would only cost runs). `budget` is the full one,
+/// the size the user's system runs at: a change that moves options only at
+/// the measured scale is not a change to the user's preset.
 fn changes(engine: &dyn Engine, candidate: &Candidate, budget: u64) -> Vec<PutBack> {
     let set = engine.complete(candidate, budget);
     let defaults = engine.defaults(budget);

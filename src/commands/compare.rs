@@ -195,7 +195,9 @@ fn candidate(
         None => engine.defaults(full_budget),
     };
     candidate.extend(settings.iter().map(|s| (s.name.clone(), s.value.clone())));
-    engine.resolve(&candidate, full_budget).with_context(|| format!("option set {}", named.label))?;
+    engine
+        .resolve(&candidate, full_budget)
+        .with_context(|| format!("option set {}", label_with(&named.label, settings)))?;
     Ok(candidate)
 }
 

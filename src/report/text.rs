@@ -332,6 +332,16 @@ impl<'a> PutBackSides<'a> {
         })
     }
 
+    /// The Holm p as printed, "-" where the rounds gave no pair to test.
+    fn p_text(&self, side: usize) -> String {
+        self.row.vs_first[side].map_or("-".into(), |_| format!("{:.3}", self.p(side)))
+    }
+
+    /// Whether any side was paired with the set (one round pairs nothing).
+    fn any_paired(&self) -> bool {
+        self.row.vs_first.iter().skip(1).any(Option::is_some)
+    }
+
     /// The objective's change with the side's change put back: "-8.1%".
     fn change(&self, side: usize) -> String {
         self.row.vs_first[side].map_or("-".into(), |p| pct(p.change.point))
@@ -358,6 +368,13 @@ fn ablation_headline(a: &Ablation, sides: &PutBackSides, order: &[usize]) -> Str
     };
     let (losses, gains) = (named(&|cost| cost > 0.0), named(&|cost| cost < 0.0));
     let mut out = format!("{} on {}: ", a.set, a.comparison.objective);
+    if !sides.any_paired() {
+        return out
+            + &format!(
+                "{} round(s) pair nothing, so no change's cost is measured; run --repeat 2 or more (5 by default).\n",
+                a.comparison.rounds
+            );
+    }
     out += &match losses.len() {
         0 => format!(
             "no change's cost, put back alone, is resolved once corrected for testing {} at once in {} rounds{}",
@@ -404,7 +421,7 @@ fn ablation_rows(a: &Ablation, sides: &PutBackSides, order: &[usize]) -> Vec<Vec
     let objective = format!("{} (median ± spread)", sides.row.name);
     let header = ["put back", "this set", "default", objective.as_str(), "vs the set as it is", "Holm p"];
     let summary = |i: usize| sides.row.sides[i].as_ref().map_or("-".into(), median_spread);
-    let measured = |i: usize| [summary(i), sides.change_ci(i), format!("{:.3}", sides.p(i))];
+    let measured = |i: usize| [summary(i), sides.change_ci(i), sides.p_text(i)];
     let mut rows = vec![header.map(String::from).to_vec()];
     rows.push(vec!["nothing".into(), String::new(), String::new(), summary(0), String::new(), String::new()]);
     for &i in order {
@@ -558,5 +575,12 @@ mod tests {
         let text = ablation_table(&unsure, Layout::Text);
         assert!(text.contains("no change's cost, put back alone, is resolved once corrected for testing 4 at once in 3 rounds"), "{text}");
         assert!(text.contains("the likeliest, each CI alone clear of zero: b -20.0%, a -5.0%;"), "{text}");
+        // One round pairs nothing: no conclusion, no p values.
+        let mut one = unsure;
+        one.comparison.rounds = 1;
+        one.comparison.metrics[0].vs_first.iter_mut().for_each(|p| *p = None);
+        let text = ablation_table(&one, Layout::Text);
+        assert!(text.contains("1 round(s) pair nothing, so no change's cost is measured"), "{text}");
+        assert!(!text.contains("the gain is in the changes together") && !text.contains("1.000"), "{text}");
     }
 }

@@ -42,7 +42,9 @@ impl Start {
 
 /// The seeds a study leaves out, each with why: those whose `[seed_when]`
 /// asks for a larger database on disk, against the budget, than the
-/// defaults' first successful run left (none before that run).
+/// defaults' first successful run left (none before that run). A seed that
+/// ran anyway (proposed by a worker before the defaults' result was in) is
+/// not left out: the report must not say so of a trial it lists.
 pub fn seeds_left_out(space: &Space, history: &[TrialRecord]) -> Vec<(String, String)> {
     let Some(defaults) = history.iter().find(|t| t.is_default && t.measurement.ok()) else {
         return vec![];
@@ -51,7 +53,7 @@ pub fn seeds_left_out(space: &Space, history: &[TrialRecord]) -> Vec<(String, St
     space
         .seed_when
         .iter()
-        .filter(|(_, when)| disk_ratio < when.min_disk_ratio)
+        .filter(|(name, when)| disk_ratio < when.min_disk_ratio && !ran(history, name))
         .map(|(name, when)| {
             let why = format!(
                 "it is for a database of at least {} times the budget on disk, and the defaults' was {disk_ratio:.2} times",
@@ -60,6 +62,11 @@ pub fn seeds_left_out(space: &Space, history: &[TrialRecord]) -> Vec<(String, St
             (name.clone(), why)
         })
         .collect()
+}
+
+/// Whether the seed `name` is in the history.
+fn ran(history: &[TrialRecord], name: &str) -> bool {
+    history.iter().any(|t| t.origin.strip_prefix("seed:") == Some(name))
 }
 
 impl Sampler for Start {

@@ -128,7 +128,10 @@ impl Space {
         for (seed, when) in &file.seed_when {
             let problem = if !file.seeds.contains_key(seed) {
                 let seeds: Vec<&str> = file.seeds.keys().map(String::as_str).collect();
-                format!("no seed of this name; the seeds are: {}", seeds.join(", "))
+                match seeds.is_empty() {
+                    true => "no seed of this name; the file has no [seeds.NAME]".into(),
+                    false => format!("no seed of this name; the seeds are: {}", seeds.join(", ")),
+                }
             } else if !(when.min_disk_ratio.is_finite() && when.min_disk_ratio > 0.0) {
                 format!(
                     "min_disk_ratio = {}: give a positive number (the database on disk over the budget)",
