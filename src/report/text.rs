@@ -358,6 +358,14 @@ impl<'a> PutBackSides<'a> {
 /// What a person reads first: the changes that carry the gain, what the
 /// defaults cost, and the changes the set may be better without.
 fn ablation_headline(a: &Ablation, sides: &PutBackSides, order: &[usize]) -> String {
+    let mut out = format!("{} on {}: ", a.set, a.comparison.objective);
+    if !sides.any_paired() {
+        return out
+            + &format!(
+                "{} round(s) pair nothing, so no change's cost is measured; run --repeat 2 or more (5 by default).\n",
+                a.comparison.rounds
+            );
+    }
     let changes = a.changes.len();
     let named = |pick: &dyn Fn(f64) -> bool| -> Vec<String> {
         order
@@ -367,14 +375,6 @@ fn ablation_headline(a: &Ablation, sides: &PutBackSides, order: &[usize]) -> Str
             .collect()
     };
     let (losses, gains) = (named(&|cost| cost > 0.0), named(&|cost| cost < 0.0));
-    let mut out = format!("{} on {}: ", a.set, a.comparison.objective);
-    if !sides.any_paired() {
-        return out
-            + &format!(
-                "{} round(s) pair nothing, so no change's cost is measured; run --repeat 2 or more (5 by default).\n",
-                a.comparison.rounds
-            );
-    }
     out += &match losses.len() {
         0 => format!(
             "no change's cost, put back alone, is resolved once corrected for testing {} at once in {} rounds{}",

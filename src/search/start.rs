@@ -9,6 +9,9 @@ use super::{seen, Admissible, Proposal, Sampler};
 use crate::record::TrialRecord;
 use crate::space::{Candidate, Space};
 
+/// How a seed's trials are marked in the history: `seed:NAME`.
+const SEED_ORIGIN: &str = "seed:";
+
 pub struct Start {
     seeds: Vec<(String, Candidate)>,
     sobol_points: usize,
@@ -66,7 +69,7 @@ pub fn seeds_left_out(space: &Space, history: &[TrialRecord]) -> Vec<(String, St
 
 /// Whether the seed `name` is in the history.
 fn ran(history: &[TrialRecord], name: &str) -> bool {
-    history.iter().any(|t| t.origin.strip_prefix("seed:") == Some(name))
+    history.iter().any(|t| t.origin.strip_prefix(SEED_ORIGIN) == Some(name))
 }
 
 impl Sampler for Start {
@@ -76,7 +79,10 @@ impl Sampler for Start {
             let (name, candidate) = &self.seeds[self.made];
             self.made += 1;
             if !seen(history, candidate) && !left_out.iter().any(|(n, _)| n == name) {
-                return Some(Proposal { candidate: candidate.clone(), origin: format!("seed:{name}") });
+                return Some(Proposal {
+                    candidate: candidate.clone(),
+                    origin: format!("{SEED_ORIGIN}{name}"),
+                });
             }
         }
         while self.made < self.seeds.len() + self.sobol_points {
