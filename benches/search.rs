@@ -22,10 +22,10 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use kvtune::engine::{rocksdb::RocksDb, Engine};
+use kvtune::racing;
 use kvtune::record::{Measurement, Objective, Stage, Status, TrialRecord};
 use kvtune::search::{Admissible, BayesSampler, Sampler, Strategy};
 use kvtune::space::{Candidate, Space, Value};
-use kvtune::study::racing;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

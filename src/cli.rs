@@ -194,7 +194,9 @@ pub struct TuneArgs {
     /// whole study (the time it has spent counts), while its search still runs.
     #[arg(long, value_name = "DURATION", default_value = "30m")]
     pub time: TimeLimit,
-    /// Search strategy.
+    /// Search strategy. Every one but grid starts from the space's seeds and (the models) a Sobol design; after
+    /// that its proposals alternate with put-backs: the leading candidate with one of its changes put back to
+    /// the default, which racing then settles against it.
     #[arg(long, value_enum, default_value_t = Strategy::Bayes)]
     pub strategy: Strategy,
     /// Do not race promising candidates against the incumbent (each search candidate then runs once).

@@ -14,6 +14,7 @@ pub mod dataset;
 pub mod engine;
 pub mod launch;
 pub mod outcome;
+pub mod racing;
 pub mod record;
 pub mod replay;
 pub mod report;

@@ -630,6 +630,26 @@ impl Sampler for BayesSampler {
         self.proposed += 1;
         Some(Proposal { candidate: encoding.decode(space, x), origin: "model".into() })
     }
+
+    /// The candidate whose upper confidence bound is highest (the first
+    /// while there is too little to model).
+    fn prefer(&mut self, space: &Space, history: &[TrialRecord], candidates: &[Candidate]) -> usize {
+        let observations = Observations::gather(space, &self.encoding, history, &self.objective);
+        let Some(model) = observations.fit() else {
+            return 0;
+        };
+        let acquisition = Acquisition {
+            model: &model,
+            encoding: &self.encoding,
+            space,
+            admissible: &self.admissible,
+            fits: None,
+        };
+        let value = |c: &Candidate| acquisition.at_candidate(&self.encoding.encode(space, c));
+        (0..candidates.len())
+            .max_by(|a, b| value(&candidates[*a]).total_cmp(&value(&candidates[*b])))
+            .unwrap_or(0)
+    }
 }
 
 #[cfg(test)]

@@ -2,12 +2,14 @@
 //! (`tell`), as in Optuna: `grid`, `random`, `bayes` (a Gaussian process
 //! and an upper confidence bound, the default) and `tpe`. Every strategy but
 //! grid starts the same way ([`start`]): the space's expert seeds, then
-//! (for the models) a space-filling Sobol design.
+//! (for the models) a space-filling Sobol design; after it, its own
+//! proposals alternate with the leader's put-backs ([`put_back`]).
 
 mod bayes;
 mod encoding;
 mod grid;
 pub mod importance;
+mod put_back;
 mod random;
 mod start;
 #[cfg(test)]
@@ -22,6 +24,7 @@ use rand::SeedableRng;
 pub use bayes::BayesSampler;
 pub use encoding::Encoding;
 pub use grid::GridSampler;
+pub use put_back::{PutBacks, PUT_BACK_ORIGIN};
 pub use random::RandomSampler;
 pub use start::{seeds_left_out, Start};
 pub use tpe::TpeSampler;
@@ -43,6 +46,11 @@ pub trait Sampler {
     fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Proposal>;
     /// Learns from a finished trial (models that keep state update here).
     fn tell(&mut self, _trial: &TrialRecord) {}
+    /// Which of `candidates` (not empty) the strategy would try first: a
+    /// model's pick by its acquisition; else the first.
+    fn prefer(&mut self, _space: &Space, _history: &[TrialRecord], _candidates: &[Candidate]) -> usize {
+        0
+    }
 }
 
 pub use crate::outcome::Strategy;
@@ -64,8 +72,10 @@ impl Strategy {
     ) -> Box<dyn Sampler> {
         let rng = StdRng::seed_from_u64(seed ^ 0x5A3D_1E57);
         let sobol_seed = (seed ^ 0x50B0_1000) as u32;
-        let start =
-            |points, inner| Box::new(Start::new(space, points, sobol_seed, admissible.clone(), inner));
+        let start = |points, inner| {
+            let put_backs = Box::new(PutBacks::new(inner, objective.clone(), admissible.clone()));
+            Box::new(Start::new(space, points, sobol_seed, admissible.clone(), put_backs))
+        };
         match self {
             Strategy::Grid => Box::new(GridSampler::new(space, budget_trials, rng)),
             Strategy::Random => start(0, Box::new(RandomSampler::new(rng, admissible.clone()))),
@@ -99,11 +109,32 @@ impl Strategy {
 /// twice the budget: 7 of a study's 29 search trials rejected, the model
 /// chasing larger caches); so samplers leave such candidates out.
 #[derive(Clone)]
-pub struct Admissible(Arc<dyn Fn(&Candidate) -> bool + Send + Sync>);
+pub struct Admissible {
+    admits: Arc<dyn Fn(&Candidate) -> bool + Send + Sync>,
+    /// Whether two candidates run the same options (see [`Admissible::runs_alike`]).
+    alike: Arc<dyn Fn(&Candidate, &Candidate) -> bool + Send + Sync>,
+}
 
 impl Admissible {
+    /// Admits what `admits` does; no two different candidates run alike
+    /// until [`Admissible::with_runs_alike`] says otherwise.
     pub fn new(admits: impl Fn(&Candidate) -> bool + Send + Sync + 'static) -> Self {
-        Admissible(Arc::new(admits))
+        Admissible { admits: Arc::new(admits), alike: Arc::new(|a, b| a == b) }
+    }
+
+    /// The same, knowing when two candidates run the same options (the
+    /// engine's: a value it overrides, or one that only counts beside
+    /// another, changes nothing).
+    pub fn with_runs_alike(
+        self,
+        alike: impl Fn(&Candidate, &Candidate) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        Admissible { alike: Arc::new(alike), ..self }
+    }
+
+    /// Whether `a` and `b` would run the same options.
+    pub fn runs_alike(&self, a: &Candidate, b: &Candidate) -> bool {
+        (self.alike)(a, b)
     }
 
     /// Admits every candidate (a table's look-ups, tests).
@@ -112,7 +143,7 @@ impl Admissible {
     }
 
     pub fn admits(&self, candidate: &Candidate) -> bool {
-        (self.0)(candidate)
+        (self.admits)(candidate)
     }
 }
 

@@ -10,7 +10,7 @@ use crate::record::TrialRecord;
 use crate::space::{Candidate, Space};
 
 /// How a seed's trials are marked in the history: `seed:NAME`.
-const SEED_ORIGIN: &str = "seed:";
+pub(super) const SEED_ORIGIN: &str = "seed:";
 
 pub struct Start {
     seeds: Vec<(String, Candidate)>,

@@ -3,7 +3,8 @@
 //! candidate (failed ones included) nor one the study would reject before
 //! running it, and a fresh sampler replayed over a
 //! history proposes what the original one proposed next. Grid walks exactly
-//! its levels; the models beat random search on a smooth objective.
+//! its levels; the models beat random search on a smooth objective; the
+//! leader's put-backs come between a strategy's own proposals.
 
 use super::*;
 use crate::record::{Measurement, Status};
@@ -194,6 +195,86 @@ fn a_seed_for_a_larger_database_waits_for_the_defaults_disk_size() {
         left_out[0].1.contains("0.75 times the budget") && left_out[0].1.contains("0.65 times"),
         "{left_out:?}"
     );
+}
+
+/// The defaults as an engine fits them: no bloom filter, a third of the
+/// budget as cache, and snappy, a compression the space does not search.
+fn engine_defaults() -> Candidate {
+    let mut c = Candidate::new();
+    c.insert("bloom_bits".into(), Value::Int(0));
+    c.insert("block_cache_share".into(), Value::Float(1.0 / 3.0));
+    c.insert("compression".into(), Value::Str("snappy".into()));
+    c
+}
+
+/// `n` asks and tells of a fresh sampler after the defaults' trial, as a
+/// study runs them: the history (the defaults first) and the proposals' origins.
+fn run_after_defaults(
+    strategy: Strategy,
+    seed: u64,
+    n: usize,
+    admissible: Admissible,
+) -> (Vec<TrialRecord>, Vec<String>) {
+    let space = space();
+    let mut sampler = strategy.sampler(&space, n, seed, &Objective::Throughput, admissible);
+    let mut defaults = record(0, engine_defaults());
+    (defaults.is_default, defaults.origin) = (true, "defaults".into());
+    sampler.tell(&defaults);
+    let (mut history, mut origins) = (vec![defaults], vec![]);
+    for number in 1..=n {
+        let Some(p) = sampler.ask(&space, &history) else { break };
+        let t = TrialRecord { origin: p.origin.clone(), ..record(number, p.candidate) };
+        sampler.tell(&t);
+        origins.push(p.origin);
+        history.push(t);
+    }
+    (history, origins)
+}
+
+#[test]
+fn the_leaders_put_backs_come_between_the_strategys_own_proposals() {
+    let space = space();
+    for strategy in [Strategy::Random, Strategy::Bayes, Strategy::Tpe] {
+        let (history, origins) = run_after_defaults(strategy, 4, 20, Admissible::any());
+        let (defaults, tried) = (&history[0], &history[1..]);
+        let is_put_back = |o: &String| o.starts_with(PUT_BACK_ORIGIN);
+        assert!(origins.iter().filter(|o| is_put_back(o)).count() >= 2, "{strategy:?}: {origins:?}");
+        assert!(!origins.windows(2).any(|w| is_put_back(&w[0]) && is_put_back(&w[1])), "{origins:?}");
+        for (i, (t, origin)) in tried.iter().zip(&origins).enumerate() {
+            assert!(
+                !history[..=i].iter().any(|u| u.candidate == t.candidate),
+                "{strategy:?} repeated {origin}"
+            );
+            for (p, v) in space.params.iter().filter_map(|p| Some((p, t.candidate.get(&p.name)?))) {
+                assert!(p.contains(v) || *v == defaults.candidate[&p.name], "{strategy:?}: {} = {v}", p.name);
+            }
+            let Some(param) = origin.strip_prefix(PUT_BACK_ORIGIN) else { continue };
+            assert_eq!(t.candidate[param], defaults.candidate[param], "{strategy:?}: {origin}");
+            // One change away from a seed (or a seed's put-back) tried before it that beat the defaults.
+            let pruned = tried[..i].iter().any(|leader| {
+                let mut back = leader.candidate.clone();
+                back.insert(param.into(), defaults.candidate[param].clone());
+                let bundle = leader.origin.starts_with("seed:") || leader.origin.starts_with(PUT_BACK_ORIGIN);
+                back == t.candidate
+                    && bundle
+                    && leader.measurement.ops_per_sec > defaults.measurement.ops_per_sec
+            });
+            assert!(pruned, "{strategy:?}: {origin} is not a leader's put-back: {:?}", t.candidate);
+        }
+        let (again, _) = run_after_defaults(strategy, 4, 20, Admissible::any());
+        let candidates = |h: &[TrialRecord]| h.iter().map(|t| t.candidate.clone()).collect::<Vec<_>>();
+        assert_eq!(candidates(&again), candidates(&history), "{strategy:?}");
+    }
+    // Compression that runs alike whatever it is asks no put-back of it.
+    let but_compression = |c: &Candidate| {
+        let mut c = c.clone();
+        c.remove("compression");
+        c
+    };
+    let alike = Admissible::any().with_runs_alike(move |a, b| but_compression(a) == but_compression(b));
+    let (_, origins) = run_after_defaults(Strategy::Bayes, 4, 20, alike);
+    assert!(origins.iter().any(|o| o.starts_with(PUT_BACK_ORIGIN)), "{origins:?}");
+    assert!(!origins.iter().any(|o| o == "put-back:compression"), "{origins:?}");
 }
 
 #[test]

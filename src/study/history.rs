@@ -8,11 +8,12 @@ use std::path::Path;
 
 use statrs::statistics::{Data, OrderStatistics};
 
-use super::{machines, racing, transfer, verdict, MAX_REJECTIONS_IN_A_ROW, STARVED_SEARCH_TRIALS};
+use super::{machines, transfer, verdict, MAX_REJECTIONS_IN_A_ROW, STARVED_SEARCH_TRIALS};
 use crate::engine::Engine;
 use crate::outcome::{
     OptionRow, ParetoPoint, Progress, SearchEnd, StudyHeader, StudyOutcome, Transfer, Verdict,
 };
+use crate::racing;
 use crate::record::{Stage, TrialRecord};
 use crate::search::{self, importance};
 use crate::space::Space;

@@ -14,7 +14,6 @@ pub mod history;
 pub mod journal;
 mod machines;
 pub mod plan;
-pub mod racing;
 pub mod task;
 mod transfer;
 pub mod verdict;
@@ -31,6 +30,7 @@ use crate::budget::ByteSize;
 use crate::dataset::Dataset;
 use crate::engine::Engine;
 use crate::outcome::{Progress, StudyHeader, StudyOutcome, BASELINE_ORIGIN};
+use crate::racing;
 use crate::record::{Objective, Stage, Status, TrialRecord};
 use crate::report;
 use crate::search::{Admissible, Sampler};
@@ -79,7 +79,8 @@ impl Default for WorkerSettings {
 
 /// The search candidates this study's trials would run rather than reject
 /// before running: a sampler's candidate completed at the full budget, as
-/// the study completes it, and run at the trials' `budget`.
+/// the study completes it, and run at the trials' `budget`; two of them run
+/// alike when the engine resolves them to the same options there.
 pub fn admissible(
     engine: &'static dyn Engine,
     dataset: Dataset,
@@ -87,9 +88,12 @@ pub fn admissible(
     budget: u64,
 ) -> Admissible {
     let shape = dataset.workload(budget).shape();
+    let options =
+        move |c: &Candidate| engine.resolve(&engine.complete(c, full_budget), budget).ok().map(|r| r.options);
     Admissible::new(move |candidate| {
         trial::would_run(engine, &engine.complete(candidate, full_budget), &dataset, shape, budget)
     })
+    .with_runs_alike(move |a, b| options(a) == options(b))
 }
 
 /// Trials whose candidate the memory model rejects are recorded but do not

@@ -10,9 +10,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::history::{History, TooShort};
-use super::racing;
 use super::task::{self, Claim, Entrant, PlannedRun};
 use crate::outcome::BASELINE_ORIGIN;
+use crate::racing;
 use crate::record::{Stage, TrialRecord};
 use crate::space::Candidate;
 use crate::trial;

@@ -152,6 +152,17 @@ pub fn ranked<'a>(trials: &'a [TrialRecord], objective: &Objective) -> Vec<&'a T
     ranked.into_iter().map(|(_, t)| t).collect()
 }
 
+/// The candidate the study would confirm first ([`ranked`]), if it stands
+/// above the defaults: racing crowned it, or (a study that does not race)
+/// its mean beats theirs. `None` while the defaults lead.
+pub fn best_beyond_defaults<'a>(trials: &'a [TrialRecord], objective: &Objective) -> Option<&'a TrialRecord> {
+    let first = *ranked(trials, objective).first()?;
+    let defaults = trials.iter().find(|t| t.is_default && t.stage == Stage::Search)?;
+    let crowned = incumbent(trials, objective).as_deref() == Some(first.label.as_str());
+    let beats = |a: &str, b: &str| mean_score(trials, a, objective) > mean_score(trials, b, objective);
+    (crowned || beats(&first.label, &defaults.label)).then_some(first)
+}
+
 /// The search candidate with the best mean score so far, with the number of
 /// runs behind it: what the progress bar shows (a best single run would
 /// show the luckiest run instead).
