@@ -108,11 +108,14 @@ impl Strategy {
 /// model as a penalty, keeps its neighbours coming back (seen on spork at
 /// twice the budget: 7 of a study's 29 search trials rejected, the model
 /// chasing larger caches); so samplers leave such candidates out.
+/// Whether two candidates run the same options.
+type RunsAlike = Arc<dyn Fn(&Candidate, &Candidate) -> bool + Send + Sync>;
+
 #[derive(Clone)]
 pub struct Admissible {
     admits: Arc<dyn Fn(&Candidate) -> bool + Send + Sync>,
     /// Whether two candidates run the same options (see [`Admissible::runs_alike`]).
-    alike: Arc<dyn Fn(&Candidate, &Candidate) -> bool + Send + Sync>,
+    alike: RunsAlike,
 }
 
 impl Admissible {
