@@ -24,7 +24,7 @@ use std::time::Instant;
 use kvtune::engine::{rocksdb::RocksDb, Engine};
 use kvtune::racing;
 use kvtune::record::{Measurement, Objective, Stage, Status, TrialRecord};
-use kvtune::search::{Admissible, BayesSampler, Sampler, Strategy};
+use kvtune::search::{Admissible, BayesSampler, Sampler, Strategy, PUT_BACK_ORIGIN};
 use kvtune::space::{Candidate, Space, Value};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -391,16 +391,17 @@ fn on_the_full_space(seeds: u64) {
             let mut sampler = strategy.sampler(&space, 30, seed, &Objective::Throughput, Admissible::any());
             let mut history: Vec<TrialRecord> = vec![];
             for number in 0..30 {
-                let candidate = match number {
-                    0 => RocksDb.defaults(1 << 30),
+                let (candidate, origin) = match number {
+                    0 => (RocksDb.defaults(1 << 30), "defaults".to_string()),
                     _ => {
                         let Some(p) = sampler.ask(&space, &history) else { break };
                         let mut c = RocksDb.defaults(1 << 30);
                         c.extend(p.candidate);
-                        if !p.origin.starts_with("seed:") && p.origin != "sobol" {
+                        let model = !p.origin.starts_with("seed:") && !p.origin.starts_with(PUT_BACK_ORIGIN);
+                        if model && p.origin != "sobol" {
                             own.push(made_up(&c));
                         }
-                        c
+                        (c, p.origin)
                     }
                 };
                 let truth = made_up(&candidate);
@@ -408,7 +409,7 @@ fn on_the_full_space(seeds: u64) {
                 let measurement =
                     Measurement { ops_per_sec: ops, ..Measurement::not_run(Status::Ok, String::new()) };
                 let mut t = TrialRecord::replayed(number, candidate, measurement);
-                t.is_default = number == 0;
+                (t.is_default, t.origin) = (number == 0, origin);
                 sampler.tell(&t);
                 history.push(t);
             }

@@ -153,14 +153,16 @@ pub fn ranked<'a>(trials: &'a [TrialRecord], objective: &Objective) -> Vec<&'a T
 }
 
 /// The candidate the study would confirm first ([`ranked`]), if it stands
-/// above the defaults: racing crowned it, or (a study that does not race)
-/// its mean beats theirs. `None` while the defaults lead.
+/// above the defaults: racing crowned it, or its mean over its runs so far
+/// beats theirs (a study that does not race; a race still running). `None`
+/// while the defaults lead, or when they have no successful run to beat.
 pub fn best_beyond_defaults<'a>(trials: &'a [TrialRecord], objective: &Objective) -> Option<&'a TrialRecord> {
     let first = *ranked(trials, objective).first()?;
     let defaults = trials.iter().find(|t| t.is_default && t.stage == Stage::Search)?;
     let crowned = incumbent(trials, objective).as_deref() == Some(first.label.as_str());
-    let beats = |a: &str, b: &str| mean_score(trials, a, objective) > mean_score(trials, b, objective);
-    (crowned || beats(&first.label, &defaults.label)).then_some(first)
+    let mean = |label: &str| mean_score(trials, label, objective);
+    let beats = mean(&first.label).zip(mean(&defaults.label)).is_some_and(|(mine, theirs)| mine > theirs);
+    (crowned || beats).then_some(first)
 }
 
 /// The search candidate with the best mean score so far, with the number of

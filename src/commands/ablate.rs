@@ -11,6 +11,7 @@ use crate::cli::AblateArgs;
 use crate::engine::Engine;
 use crate::outcome::{Ablation, PutBack};
 use crate::report::text::{ablation_table, Layout};
+use crate::search::one_change_back;
 use crate::space::{Candidate, Setting};
 
 pub fn ablate(args: AblateArgs) -> anyhow::Result<()> {
@@ -52,17 +53,8 @@ fn changes(engine: &dyn Engine, candidate: &Candidate, budget: u64) -> Vec<PutBa
     let set = engine.complete(candidate, budget);
     let defaults = engine.defaults(budget);
     let options = |c: &Candidate| engine.resolve(c, budget).ok().map(|r| r.options);
-    let runs = options(&set);
-    set.iter()
-        .filter_map(|(param, value)| {
-            let default = defaults.get(param).filter(|d| *d != value)?;
-            let mut back = set.clone();
-            back.insert(param.clone(), default.clone());
-            (options(&back) != runs).then(|| PutBack {
-                param: param.clone(),
-                value: value.clone(),
-                default: default.clone(),
-            })
-        })
+    one_change_back(&set, &defaults, |a, b| options(a) == options(b))
+        .into_iter()
+        .map(|(param, _)| PutBack { value: set[&param].clone(), default: defaults[&param].clone(), param })
         .collect()
 }

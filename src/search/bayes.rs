@@ -589,6 +589,12 @@ impl BayesSampler {
         self.flat >= STOP_AFTER && self.proposed >= MIN_PROPOSALS
     }
 
+    /// Where runs were killed for memory, the model of which points fit.
+    fn fits(&self, space: &Space, history: &[TrialRecord]) -> Option<Surrogate> {
+        Observations::feasibility(space, &self.encoding, history, &self.objective)
+            .and_then(|f| f.fit_sweeping(FEASIBILITY_SWEEPS))
+    }
+
     /// A random candidate the study would run, for when the model has none.
     fn random(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Proposal> {
         let candidate = untried(space, history, &mut self.rng, &self.admissible)?;
@@ -602,8 +608,7 @@ impl Sampler for BayesSampler {
         let Some(model) = observations.fit() else {
             return self.random(space, history); // too little to model
         };
-        let fits = Observations::feasibility(space, &self.encoding, history, &self.objective)
-            .and_then(|f| f.fit_sweeping(FEASIBILITY_SWEEPS));
+        let fits = self.fits(space, history);
         let (encoding, admissible) = (self.encoding.clone(), self.admissible.clone());
         let acquisition = Acquisition {
             model: &model,
@@ -631,19 +636,25 @@ impl Sampler for BayesSampler {
         Some(Proposal { candidate: encoding.decode(space, x), origin: "model".into() })
     }
 
-    /// The candidate whose upper confidence bound is highest (the first
+    fn flat(&self) -> bool {
+        self.flat > 0
+    }
+
+    /// The candidate whose upper confidence bound is highest, among those
+    /// likely to fit in memory where runs were killed for it (the first
     /// while there is too little to model).
     fn prefer(&mut self, space: &Space, history: &[TrialRecord], candidates: &[Candidate]) -> usize {
         let observations = Observations::gather(space, &self.encoding, history, &self.objective);
         let Some(model) = observations.fit() else {
             return 0;
         };
+        let fits = self.fits(space, history);
         let acquisition = Acquisition {
             model: &model,
             encoding: &self.encoding,
             space,
             admissible: &self.admissible,
-            fits: None,
+            fits: fits.as_ref(),
         };
         let value = |c: &Candidate| acquisition.at_candidate(&self.encoding.encode(space, c));
         (0..candidates.len())

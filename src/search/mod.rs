@@ -2,8 +2,9 @@
 //! (`tell`), as in Optuna: `grid`, `random`, `bayes` (a Gaussian process
 //! and an upper confidence bound, the default) and `tpe`. Every strategy but
 //! grid starts the same way ([`start`]): the space's expert seeds, then
-//! (for the models) a space-filling Sobol design; after it, its own
-//! proposals alternate with the leader's put-backs ([`put_back`]).
+//! (for the models) a space-filling Sobol design; after it, while an
+//! expert seed (or a put-back of one) leads, its own proposals alternate
+//! with the leader's put-backs ([`put_back`]).
 
 mod bayes;
 mod encoding;
@@ -24,7 +25,7 @@ use rand::SeedableRng;
 pub use bayes::BayesSampler;
 pub use encoding::Encoding;
 pub use grid::GridSampler;
-pub use put_back::{PutBacks, PUT_BACK_ORIGIN};
+pub use put_back::{one_change_back, PutBacks, PUT_BACK_ORIGIN};
 pub use random::RandomSampler;
 pub use start::{seeds_left_out, Start};
 pub use tpe::TpeSampler;
@@ -46,8 +47,13 @@ pub trait Sampler {
     fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Proposal>;
     /// Learns from a finished trial (models that keep state update here).
     fn tell(&mut self, _trial: &TrialRecord) {}
-    /// Which of `candidates` (not empty) the strategy would try first: a
-    /// model's pick by its acquisition; else the first.
+    /// Whether its last proposal was, by its own judgement, not worth a
+    /// trial (bayes: its expected improvement was below what a run resolves).
+    fn flat(&self) -> bool {
+        false
+    }
+    /// Which of `candidates` (not empty) the strategy would try first:
+    /// bayes's pick by its acquisition; the others' (tpe, random), the first.
     fn prefer(&mut self, _space: &Space, _history: &[TrialRecord], _candidates: &[Candidate]) -> usize {
         0
     }
@@ -102,15 +108,17 @@ impl Strategy {
     }
 }
 
+/// Whether two candidates run the same options.
+type RunsAlike = Arc<dyn Fn(&Candidate, &Candidate) -> bool + Send + Sync>;
+
 /// Which candidates the study would run: the checks a trial meets before it
 /// runs (the engine's memory model against the budget, what the dataset
 /// allows). A candidate they reject still costs a trial and, taught to a
 /// model as a penalty, keeps its neighbours coming back (seen on spork at
 /// twice the budget: 7 of a study's 29 search trials rejected, the model
-/// chasing larger caches); so samplers leave such candidates out.
-/// Whether two candidates run the same options.
-type RunsAlike = Arc<dyn Fn(&Candidate, &Candidate) -> bool + Send + Sync>;
-
+/// chasing larger caches); so samplers leave such candidates out. It also
+/// knows which two run alike, so a put-back that changes nothing the
+/// engine runs is not proposed.
 #[derive(Clone)]
 pub struct Admissible {
     admits: Arc<dyn Fn(&Candidate) -> bool + Send + Sync>,

@@ -1,18 +1,25 @@
-//! Put-backs: between a strategy's own proposals, while an expert seed
-//! leads, the seed's one-step neighbours towards the defaults (each
-//! parameter it changes, put back alone), as an engineer prunes a preset;
-//! then the same of a put-back that took the lead. A seed bundles an
-//! engineer's guesses, none of them measured alone, and a model rarely
-//! proposes the point one change away from the best it knows: on spork at
-//! 1/128 the default run recommended the write-heavy seed, whose zstd at
-//! the bottom level cost it 12% (`kvtune ablate`: put back, +12.2%,
-//! p = 0.006), and its 18 trials never tried that. Racing then settles
-//! each put-back against the leader on paired runs. A leader the model
-//! proposed is left to the model, whose pool draws around the best it
-//! knows: put-backs of every leader, one ask in two, cost the benchmark
-//! (`cargo bench --bench search`) a third more trials to a first contender
-//! within 5% of the best (20 against 15 in the median) and, on the full
-//! space, 8 points of the best found in 30 trials (84% against 92%).
+//! Put-backs: while an expert seed leads, its one-step neighbours towards
+//! the defaults (each parameter it changes, put back alone), as an
+//! engineer prunes a preset; then the same of a put-back that took the
+//! lead. A seed bundles an engineer's guesses, none of them measured alone,
+//! and a model rarely proposes the point one change away from the best it
+//! knows: on spork at 1/128 the default run recommended the write-heavy
+//! seed, whose zstd at the bottom level cost it 12% (`kvtune ablate`: put
+//! back, +12.2%, p = 0.006), and its 18 trials never tried that. Racing
+//! then settles each put-back against the leader on paired runs.
+//!
+//! A put-back takes the place of a proposal the strategy itself judges not
+//! worth a trial (bayes: its expected improvement below what a run
+//! resolves), and follows when the strategy has nothing left; it never
+//! displaces a proposal the model expects to gain from. Forced in, they
+//! cost more than they found on the benchmark (`cargo bench --bench
+//! search`, the full space's made-up landscape, 30 trials): one ask in two
+//! took bayes's best found from 92% of the best to 84% (and its first
+//! contender on the table from 15 trials to within 5% of the best to 20,
+//! when every leader was pruned), one in three to 87%; in place of flat
+//! proposals only, 90.6% against 90.8% without put-backs over 120 seeds (18
+//! put-backs in the 120 studies). A leader the model proposed is left to
+//! the model, whose pool already draws around the best it knows.
 
 use super::start::SEED_ORIGIN;
 use super::{seen, Admissible, Proposal, Sampler};
@@ -27,21 +34,42 @@ pub struct PutBacks {
     inner: Box<dyn Sampler>,
     objective: Objective,
     admissible: Admissible,
-    /// The next ask offers a put-back (asks alternate, a put-back first).
-    put_back_turn: bool,
 }
 
 impl PutBacks {
     pub fn new(inner: Box<dyn Sampler>, objective: Objective, admissible: Admissible) -> Self {
-        PutBacks { inner, objective, admissible, put_back_turn: true }
+        PutBacks { inner, objective, admissible }
     }
 }
 
+/// `set`'s one-step neighbours towards `defaults`, each with the parameter
+/// it puts back: for each parameter `set` gives a value other than the
+/// defaults', `set` with that one put back, unless the two run alike (a
+/// value the engine overrides, or one that only counts beside another,
+/// would only cost a run). `kvtune ablate` measures the same list.
+pub fn one_change_back(
+    set: &Candidate,
+    defaults: &Candidate,
+    alike: impl Fn(&Candidate, &Candidate) -> bool,
+) -> Vec<(String, Candidate)> {
+    set.iter()
+        .filter_map(|(param, value)| {
+            let default = defaults.get(param).filter(|d| *d != value)?;
+            let mut back = set.clone();
+            back.insert(param.clone(), default.clone());
+            (!alike(&back, set)).then(|| (param.clone(), back))
+        })
+        .collect()
+}
+
 /// The leading candidate's put-backs not tried yet, if a seed or a put-back
-/// leads, each with the parameter
-/// it puts back: those the study would run and whose options differ from
-/// the leader's as the engine runs them (a value the engine overrides
-/// would only cost a trial); the space's parameters first, in its order.
+/// leads ([`one_change_back`] of it, those the study would run), the
+/// space's parameters first, in its order. A put-back's value is the
+/// defaults', which may lie outside the space (a memtable share below its
+/// range at a large budget, a parameter only seeds set): a model sees it
+/// where the space's encoding puts it, at the range's end or, for a
+/// parameter the space does not search, at the leader's own point, where
+/// its run counts as one more of the leader's, noise to the model.
 fn put_backs(
     space: &Space,
     history: &[TrialRecord],
@@ -57,39 +85,29 @@ fn put_backs(
         return vec![];
     };
     let searched = |name: &str| space.params.iter().position(|p| p.name == name).unwrap_or(usize::MAX);
-    let mut changed: Vec<&String> = leader
-        .candidate
-        .iter()
-        .filter(|(k, v)| defaults.candidate.get(*k).is_some_and(|d| d != *v))
-        .map(|(k, _)| k)
-        .collect();
-    changed.sort_by_key(|name| searched(name));
-    changed
-        .into_iter()
-        .map(|name| {
-            let mut back = leader.candidate.clone();
-            back.insert(name.clone(), defaults.candidate[name].clone());
-            (name.clone(), back)
-        })
-        .filter(|(_, back)| {
-            !seen(history, back) && admissible.admits(back) && !admissible.runs_alike(back, &leader.candidate)
-        })
-        .collect()
+    let mut backs =
+        one_change_back(&leader.candidate, &defaults.candidate, |a, b| admissible.runs_alike(a, b));
+    backs.retain(|(_, back)| !seen(history, back) && admissible.admits(back));
+    backs.sort_by_key(|(name, _)| searched(name));
+    backs
 }
 
 impl Sampler for PutBacks {
     fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Proposal> {
         let backs = put_backs(space, history, &self.objective, &self.admissible);
         let put_back = |inner: &mut Box<dyn Sampler>| {
+            if backs.is_empty() {
+                return None;
+            }
             let candidates: Vec<Candidate> = backs.iter().map(|(_, c)| c.clone()).collect();
             let (name, candidate) = backs.get(inner.prefer(space, history, &candidates))?.clone();
             Some(Proposal { candidate, origin: format!("{PUT_BACK_ORIGIN}{name}") })
         };
-        if std::mem::replace(&mut self.put_back_turn, false) && !backs.is_empty() {
-            return put_back(&mut self.inner);
+        match self.inner.ask(space, history) {
+            Some(_) if self.inner.flat() && !backs.is_empty() => put_back(&mut self.inner),
+            Some(own) => Some(own),
+            None => put_back(&mut self.inner),
         }
-        self.put_back_turn = true;
-        self.inner.ask(space, history).or_else(|| put_back(&mut self.inner))
     }
 
     fn tell(&mut self, trial: &TrialRecord) {

@@ -4,8 +4,10 @@
 //! running it, and a fresh sampler replayed over a
 //! history proposes what the original one proposed next. Grid walks exactly
 //! its levels; the models beat random search on a smooth objective; the
-//! leader's put-backs come between a strategy's own proposals.
+//! leading seed's put-backs take the place of proposals the strategy
+//! judges not worth a trial.
 
+use super::start::Start;
 use super::*;
 use crate::record::{Measurement, Status};
 use crate::space::{Candidate, Domain, Value};
@@ -207,64 +209,69 @@ fn engine_defaults() -> Candidate {
     c
 }
 
-/// `n` asks and tells of a fresh sampler after the defaults' trial, as a
-/// study runs them: the history (the defaults first) and the proposals' origins.
-fn run_after_defaults(
-    strategy: Strategy,
-    seed: u64,
-    n: usize,
-    admissible: Admissible,
-) -> (Vec<TrialRecord>, Vec<String>) {
+/// A strategy of random proposals that it judges `flat` (not worth a
+/// trial) or not, with `left` of them to make.
+struct Judged {
+    rng: StdRng,
+    flat: bool,
+    left: usize,
+}
+
+impl Sampler for Judged {
+    fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Proposal> {
+        self.left = self.left.checked_sub(1)?;
+        let candidate = untried(space, history, &mut self.rng, &Admissible::any())?;
+        Some(Proposal { candidate, origin: "model".into() })
+    }
+
+    fn flat(&self) -> bool {
+        self.flat
+    }
+}
+
+/// Up to 12 asks of the seeds, then put-backs around a [`Judged`]
+/// strategy, after the defaults' trial, as a study runs them: the history
+/// (the defaults first) and the proposals' origins.
+fn run_put_backs(flat: bool, left: usize, admissible: Admissible) -> (Vec<TrialRecord>, Vec<String>) {
     let space = space();
-    let mut sampler = strategy.sampler(&space, n, seed, &Objective::Throughput, admissible);
+    let judged = Judged { rng: StdRng::seed_from_u64(4), flat, left };
+    let put_backs = PutBacks::new(Box::new(judged), Objective::Throughput, admissible.clone());
+    let mut sampler = Start::new(&space, 0, 1, admissible, Box::new(put_backs));
     let mut defaults = record(0, engine_defaults());
     (defaults.is_default, defaults.origin) = (true, "defaults".into());
-    sampler.tell(&defaults);
     let (mut history, mut origins) = (vec![defaults], vec![]);
-    for number in 1..=n {
+    for number in 1..=12 {
         let Some(p) = sampler.ask(&space, &history) else { break };
-        let t = TrialRecord { origin: p.origin.clone(), ..record(number, p.candidate) };
-        sampler.tell(&t);
+        history.push(TrialRecord { origin: p.origin.clone(), ..record(number, p.candidate) });
         origins.push(p.origin);
-        history.push(t);
     }
     (history, origins)
 }
 
 #[test]
-fn the_leaders_put_backs_come_between_the_strategys_own_proposals() {
-    let space = space();
-    for strategy in [Strategy::Random, Strategy::Bayes, Strategy::Tpe] {
-        let (history, origins) = run_after_defaults(strategy, 4, 20, Admissible::any());
-        let (defaults, tried) = (&history[0], &history[1..]);
-        let is_put_back = |o: &String| o.starts_with(PUT_BACK_ORIGIN);
-        assert!(origins.iter().filter(|o| is_put_back(o)).count() >= 2, "{strategy:?}: {origins:?}");
-        assert!(!origins.windows(2).any(|w| is_put_back(&w[0]) && is_put_back(&w[1])), "{origins:?}");
-        for (i, (t, origin)) in tried.iter().zip(&origins).enumerate() {
-            assert!(
-                !history[..=i].iter().any(|u| u.candidate == t.candidate),
-                "{strategy:?} repeated {origin}"
-            );
-            for (p, v) in space.params.iter().filter_map(|p| Some((p, t.candidate.get(&p.name)?))) {
-                assert!(p.contains(v) || *v == defaults.candidate[&p.name], "{strategy:?}: {} = {v}", p.name);
-            }
-            let Some(param) = origin.strip_prefix(PUT_BACK_ORIGIN) else { continue };
-            assert_eq!(t.candidate[param], defaults.candidate[param], "{strategy:?}: {origin}");
-            // One change away from a seed (or a seed's put-back) tried before it that beat the defaults.
-            let pruned = tried[..i].iter().any(|leader| {
-                let mut back = leader.candidate.clone();
-                back.insert(param.into(), defaults.candidate[param].clone());
-                let bundle = leader.origin.starts_with("seed:") || leader.origin.starts_with(PUT_BACK_ORIGIN);
-                back == t.candidate
-                    && bundle
-                    && leader.measurement.ops_per_sec > defaults.measurement.ops_per_sec
-            });
-            assert!(pruned, "{strategy:?}: {origin} is not a leader's put-back: {:?}", t.candidate);
-        }
-        let (again, _) = run_after_defaults(strategy, 4, 20, Admissible::any());
-        let candidates = |h: &[TrialRecord]| h.iter().map(|t| t.candidate.clone()).collect::<Vec<_>>();
-        assert_eq!(candidates(&again), candidates(&history), "{strategy:?}");
+fn the_leading_seeds_put_backs_take_the_place_of_flat_proposals() {
+    // The guide seed (10 bits, lz4) leads the defaults by far; its put-backs
+    // follow in the space's order, in place of flat proposals only.
+    let (history, origins) = run_put_backs(true, 20, Admissible::any());
+    assert_eq!(origins[..3], ["seed:guide", "put-back:bloom_bits", "put-back:compression"], "{origins:?}");
+    assert!(origins[3..].iter().all(|o| o == "model"), "{origins:?}");
+    let (defaults, seed) = (&history[0].candidate, &history[1].candidate);
+    for (t, param) in history[2..4].iter().zip(["bloom_bits", "compression"]) {
+        let mut back = seed.clone();
+        back.insert(param.into(), defaults[param].clone());
+        assert_eq!(t.candidate, back, "{param} put back alone, to the defaults' value");
     }
+    let (_, origins) = run_put_backs(false, 20, Admissible::any());
+    assert!(
+        !origins.iter().any(|o| o.starts_with(PUT_BACK_ORIGIN)),
+        "a proposal worth a trial stays: {origins:?}"
+    );
+    let (_, origins) = run_put_backs(false, 0, Admissible::any());
+    assert_eq!(
+        origins,
+        ["seed:guide", "put-back:bloom_bits", "put-back:compression"],
+        "when nothing is left"
+    );
     // Compression that runs alike whatever it is asks no put-back of it.
     let but_compression = |c: &Candidate| {
         let mut c = c.clone();
@@ -272,9 +279,29 @@ fn the_leaders_put_backs_come_between_the_strategys_own_proposals() {
         c
     };
     let alike = Admissible::any().with_runs_alike(move |a, b| but_compression(a) == but_compression(b));
-    let (_, origins) = run_after_defaults(Strategy::Bayes, 4, 20, alike);
-    assert!(origins.iter().any(|o| o.starts_with(PUT_BACK_ORIGIN)), "{origins:?}");
-    assert!(!origins.iter().any(|o| o == "put-back:compression"), "{origins:?}");
+    let (_, origins) = run_put_backs(false, 0, alike);
+    assert_eq!(origins, ["seed:guide", "put-back:bloom_bits"]);
+}
+
+#[test]
+fn a_leader_the_model_proposed_gets_no_put_backs() {
+    // The model's first proposal beats the seed and the defaults: it leads.
+    let space = space();
+    let best = Candidate::from([
+        ("bloom_bits".to_string(), Value::Int(12)),
+        ("block_cache_share".to_string(), Value::Float(0.3)),
+        ("compression".to_string(), Value::Str("zstd".into())),
+    ]);
+    let mut defaults = record(0, engine_defaults());
+    (defaults.is_default, defaults.origin) = (true, "defaults".into());
+    let seed = TrialRecord { origin: "seed:guide".into(), ..record(1, space.seeds[0].1.clone()) };
+    let model = TrialRecord { origin: "model".into(), ..record(2, best) };
+    let judged = Judged { rng: StdRng::seed_from_u64(4), flat: true, left: 1 };
+    let mut put_backs = PutBacks::new(Box::new(judged), Objective::Throughput, Admissible::any());
+    let history = [defaults, seed.clone()];
+    assert!(put_backs.ask(&space, &history).unwrap().origin.starts_with(PUT_BACK_ORIGIN), "the seed leads");
+    let history = [history[0].clone(), seed, model];
+    assert_eq!(put_backs.ask(&space, &history), None, "nothing left, and the model's leader is not pruned");
 }
 
 #[test]
