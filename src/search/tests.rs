@@ -7,7 +7,6 @@
 //! leading seed's put-backs take the place of proposals the strategy
 //! judges not worth a trial.
 
-use super::start::Start;
 use super::*;
 use crate::record::{Measurement, Status};
 use crate::space::{Candidate, Domain, Value};
