@@ -195,8 +195,8 @@ pub struct TuneArgs {
     #[arg(long, value_name = "DURATION", default_value = "30m")]
     pub time: TimeLimit,
     /// Search strategy. Every one but grid starts from the space's seeds and (the models) a Sobol design; after
-    /// that, while a seed leads, its proposals alternate with put-backs: the seed with one of its changes put
-    /// back to the default, which racing then settles against it.
+    /// that, while a seed leads, a proposal the strategy judges not worth a trial goes to a put-back instead:
+    /// the seed with one of its changes put back to the default, which racing then settles against it.
     #[arg(long, value_enum, default_value_t = Strategy::Bayes)]
     pub strategy: Strategy,
     /// Do not race promising candidates against the incumbent (each search candidate then runs once).

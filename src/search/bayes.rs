@@ -412,6 +412,25 @@ const EXPLORATION: f64 = 2.0;
 /// is worth to the acquisition: less than any other.
 const WORTHLESS: f64 = -1e9;
 
+/// The models an ask weighs candidates by.
+struct Fitted {
+    observations: Observations,
+    model: Surrogate,
+    /// Where runs were killed for memory: the chance a point fits.
+    fits: Option<Surrogate>,
+}
+
+impl Fitted {
+    fn acquisition<'a>(
+        &'a self,
+        space: &'a Space,
+        encoding: &'a Encoding,
+        admissible: &'a Admissible,
+    ) -> Acquisition<'a> {
+        Acquisition { model: &self.model, encoding, space, admissible, fits: self.fits.as_ref() }
+    }
+}
+
 /// The acquisition, weighed at points of the encoded space.
 #[derive(Clone, Copy)]
 struct Acquisition<'a> {
@@ -589,10 +608,14 @@ impl BayesSampler {
         self.flat >= STOP_AFTER && self.proposed >= MIN_PROPOSALS
     }
 
-    /// Where runs were killed for memory, the model of which points fit.
-    fn fits(&self, space: &Space, history: &[TrialRecord]) -> Option<Surrogate> {
-        Observations::feasibility(space, &self.encoding, history, &self.objective)
-            .and_then(|f| f.fit_sweeping(FEASIBILITY_SWEEPS))
+    /// The models of `history`: the objective's, and where runs were
+    /// killed for memory, which points fit. `None` while too little to model.
+    fn fitted(&self, space: &Space, history: &[TrialRecord]) -> Option<Fitted> {
+        let observations = Observations::gather(space, &self.encoding, history, &self.objective);
+        let model = observations.fit()?;
+        let fits = Observations::feasibility(space, &self.encoding, history, &self.objective)
+            .and_then(|f| f.fit_sweeping(FEASIBILITY_SWEEPS));
+        Some(Fitted { observations, model, fits })
     }
 
     /// A random candidate the study would run, for when the model has none.
@@ -604,19 +627,12 @@ impl BayesSampler {
 
 impl Sampler for BayesSampler {
     fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Proposal> {
-        let observations = Observations::gather(space, &self.encoding, history, &self.objective);
-        let Some(model) = observations.fit() else {
+        let Some(fitted) = self.fitted(space, history) else {
             return self.random(space, history); // too little to model
         };
-        let fits = self.fits(space, history);
         let (encoding, admissible) = (self.encoding.clone(), self.admissible.clone());
-        let acquisition = Acquisition {
-            model: &model,
-            encoding: &encoding,
-            space,
-            admissible: &admissible,
-            fits: fits.as_ref(),
-        };
+        let acquisition = fitted.acquisition(space, &encoding, &admissible);
+        let Fitted { observations, model, fits } = &fitted;
         let found = self.weighed(&acquisition, history, &observations.xs);
         // Where no candidate clears the chance to fit, the one likeliest to
         // fit (below the bar: the best that can be done): a random one would
@@ -629,7 +645,7 @@ impl Sampler for BayesSampler {
         let Some((_, x)) = found.first().filter(|(value, _)| *value > WORTHLESS).or_else(likeliest) else {
             return self.random(space, history); // every candidate was tried or would be rejected
         };
-        if self.nothing_left(&model, &observations.xs, x, history) {
+        if self.nothing_left(model, &observations.xs, x, history) {
             return None;
         }
         self.proposed += 1;
@@ -644,18 +660,10 @@ impl Sampler for BayesSampler {
     /// likely to fit in memory where runs were killed for it (the first
     /// while there is too little to model).
     fn prefer(&mut self, space: &Space, history: &[TrialRecord], candidates: &[Candidate]) -> usize {
-        let observations = Observations::gather(space, &self.encoding, history, &self.objective);
-        let Some(model) = observations.fit() else {
+        let Some(fitted) = self.fitted(space, history) else {
             return 0;
         };
-        let fits = self.fits(space, history);
-        let acquisition = Acquisition {
-            model: &model,
-            encoding: &self.encoding,
-            space,
-            admissible: &self.admissible,
-            fits: fits.as_ref(),
-        };
+        let acquisition = fitted.acquisition(space, &self.encoding, &self.admissible);
         let value = |c: &Candidate| acquisition.at_candidate(&self.encoding.encode(space, c));
         (0..candidates.len())
             .max_by(|a, b| value(&candidates[*a]).total_cmp(&value(&candidates[*b])))

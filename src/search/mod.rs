@@ -3,8 +3,9 @@
 //! and an upper confidence bound, the default) and `tpe`. Every strategy but
 //! grid starts the same way ([`start`]): the space's expert seeds, then
 //! (for the models) a space-filling Sobol design; after it, while an
-//! expert seed (or a put-back of one) leads, its own proposals alternate
-//! with the leader's put-backs ([`put_back`]).
+//! expert seed (or a put-back of one) leads, the leader's put-backs take
+//! the place of proposals the strategy judges not worth a trial
+//! ([`put_back`]).
 
 mod bayes;
 mod encoding;

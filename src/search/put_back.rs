@@ -95,19 +95,13 @@ fn put_backs(
 impl Sampler for PutBacks {
     fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Proposal> {
         let backs = put_backs(space, history, &self.objective, &self.admissible);
-        let put_back = |inner: &mut Box<dyn Sampler>| {
-            if backs.is_empty() {
-                return None;
-            }
-            let candidates: Vec<Candidate> = backs.iter().map(|(_, c)| c.clone()).collect();
-            let (name, candidate) = backs.get(inner.prefer(space, history, &candidates))?.clone();
-            Some(Proposal { candidate, origin: format!("{PUT_BACK_ORIGIN}{name}") })
-        };
-        match self.inner.ask(space, history) {
-            Some(_) if self.inner.flat() && !backs.is_empty() => put_back(&mut self.inner),
-            Some(own) => Some(own),
-            None => put_back(&mut self.inner),
+        let own = self.inner.ask(space, history);
+        if backs.is_empty() || own.is_some() && !self.inner.flat() {
+            return own;
         }
+        let candidates: Vec<Candidate> = backs.iter().map(|(_, c)| c.clone()).collect();
+        let (name, candidate) = backs.get(self.inner.prefer(space, history, &candidates))?.clone();
+        Some(Proposal { candidate, origin: format!("{PUT_BACK_ORIGIN}{name}") })
     }
 
     fn tell(&mut self, trial: &TrialRecord) {
