@@ -16,7 +16,8 @@
 //! model behaves in 24 dimensions), and the time one bayes ask takes with
 //! 100 finished search trials and 30 racing runs. Run with `cargo bench --bench search`;
 //! `KVTUNE_SEARCH_TABLE=FILE` runs it on another table of the same space,
-//! `KVTUNE_SEARCH_ROWS=bayes,tpe` only those rows.
+//! `KVTUNE_SEARCH_ROWS=bayes,tpe` only those rows,
+//! `KVTUNE_SEARCH_FULL_SEEDS=N` the full space over N seeds (40 unless set).
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -306,7 +307,8 @@ fn main() {
          racing runs: median per study of {TRIALS} trials, and how often a race reversed the single runs' order; \
          bayes/no race: racing off; bayes*: every run its point's true mean, no noise)"
     );
-    on_the_full_space(seeds.min(40));
+    let full_seeds = std::env::var("KVTUNE_SEARCH_FULL_SEEDS").ok().and_then(|s| s.parse().ok());
+    on_the_full_space(full_seeds.unwrap_or(seeds.min(40)));
     ask_time();
 }
 

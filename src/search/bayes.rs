@@ -642,7 +642,14 @@ impl Sampler for BayesSampler {
             let fits = fits.as_ref()?;
             found.iter().max_by(|a, b| fits.chance_positive(&a.1).total_cmp(&fits.chance_positive(&b.1)))
         };
-        let Some((_, x)) = found.first().filter(|(value, _)| *value > WORTHLESS).or_else(likeliest) else {
+        // The best worth anything that does not run as a tried candidate ran
+        // (asked of the best first: of the whole pool it would cost more
+        // than the model).
+        let best = found
+            .iter()
+            .take_while(|(value, _)| *value > WORTHLESS)
+            .find(|(_, x)| !admissible.ran_alike(history, &encoding.decode(space, x)));
+        let Some((_, x)) = best.or_else(likeliest) else {
             return self.random(space, history); // every candidate was tried or would be rejected
         };
         if self.nothing_left(model, &observations.xs, x, history) {

@@ -87,7 +87,9 @@ fn put_backs(
     let searched = |name: &str| space.params.iter().position(|p| p.name == name).unwrap_or(usize::MAX);
     let mut backs =
         one_change_back(&leader.candidate, &defaults.candidate, |a, b| admissible.runs_alike(a, b));
-    backs.retain(|(_, back)| !seen(history, back) && admissible.admits(back));
+    backs.retain(|(_, back)| {
+        !seen(history, back) && admissible.admits(back) && !admissible.ran_alike(history, back)
+    });
     backs.sort_by_key(|(name, _)| searched(name));
     backs
 }

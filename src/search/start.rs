@@ -88,7 +88,11 @@ impl Sampler for Start {
         while self.made < self.seeds.len() + self.sobol_points {
             let candidate = self.sobol(space, self.made - self.seeds.len());
             self.made += 1;
-            if !seen(history, &candidate) && self.admissible.admits(&candidate) {
+            let admissible = &self.admissible;
+            if !seen(history, &candidate)
+                && admissible.admits(&candidate)
+                && !admissible.ran_alike(history, &candidate)
+            {
                 return Some(Proposal { candidate, origin: "sobol".into() });
             }
         }

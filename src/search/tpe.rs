@@ -98,7 +98,8 @@ impl Sampler for TpeSampler {
                 })
                 .collect();
             let candidate = space.decode(&unit);
-            if !seen(history, &candidate) && self.admissible.admits(&candidate) {
+            let fresh = !seen(history, &candidate) && self.admissible.admits(&candidate);
+            if fresh && !self.admissible.ran_alike(history, &candidate) {
                 return Some(Proposal { candidate, origin: "tpe".into() });
             }
         }
