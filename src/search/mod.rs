@@ -166,6 +166,12 @@ impl Admissible {
     pub fn ran_alike(&self, history: &[TrialRecord], candidate: &Candidate) -> bool {
         history.iter().filter(|t| t.stage == Stage::Search).any(|t| self.runs_alike(candidate, &t.candidate))
     }
+
+    /// Whether the study would run `candidate` and no search trial ran it
+    /// yet, as asked or alike.
+    pub fn fresh(&self, history: &[TrialRecord], candidate: &Candidate) -> bool {
+        !seen(history, candidate) && self.admits(candidate) && !self.ran_alike(history, candidate)
+    }
 }
 
 /// A random candidate not tried yet, an admissible one if any of many

@@ -22,7 +22,7 @@
 //! the model, whose pool already draws around the best it knows.
 
 use super::start::SEED_ORIGIN;
-use super::{seen, Admissible, Proposal, Sampler};
+use super::{Admissible, Proposal, Sampler};
 use crate::racing;
 use crate::record::{Objective, Stage, TrialRecord};
 use crate::space::{Candidate, Space};
@@ -87,9 +87,7 @@ fn put_backs(
     let searched = |name: &str| space.params.iter().position(|p| p.name == name).unwrap_or(usize::MAX);
     let mut backs =
         one_change_back(&leader.candidate, &defaults.candidate, |a, b| admissible.runs_alike(a, b));
-    backs.retain(|(_, back)| {
-        !seen(history, back) && admissible.admits(back) && !admissible.ran_alike(history, back)
-    });
+    backs.retain(|(_, back)| admissible.fresh(history, back));
     backs.sort_by_key(|(name, _)| searched(name));
     backs
 }

@@ -88,11 +88,7 @@ impl Sampler for Start {
         while self.made < self.seeds.len() + self.sobol_points {
             let candidate = self.sobol(space, self.made - self.seeds.len());
             self.made += 1;
-            let admissible = &self.admissible;
-            if !seen(history, &candidate)
-                && admissible.admits(&candidate)
-                && !admissible.ran_alike(history, &candidate)
-            {
+            if self.admissible.fresh(history, &candidate) {
                 return Some(Proposal { candidate, origin: "sobol".into() });
             }
         }

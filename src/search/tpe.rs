@@ -9,7 +9,7 @@ use rand_tpe::SeedableRng;
 use tpe::density_estimation::DefaultEstimatorBuilder;
 use tpe::TpeOptimizer;
 
-use super::{seen, untried, Admissible, Proposal, Sampler};
+use super::{untried, Admissible, Proposal, Sampler};
 use crate::record::{Objective, Stage, TrialRecord};
 use crate::space::{Candidate, Domain, Space};
 
@@ -98,8 +98,7 @@ impl Sampler for TpeSampler {
                 })
                 .collect();
             let candidate = space.decode(&unit);
-            let fresh = !seen(history, &candidate) && self.admissible.admits(&candidate);
-            if fresh && !self.admissible.ran_alike(history, &candidate) {
+            if self.admissible.fresh(history, &candidate) {
                 return Some(Proposal { candidate, origin: "tpe".into() });
             }
         }

@@ -559,7 +559,10 @@ pub(super) const KNOBS: &[Knob] = &[
         kind: Kind::Flag,
         scaling: Scaling::Fixed,
         default: |_| Value::Bool(false),
-        apply: |b, v| b.set("enable_blob_files", flag(v), |o| o.set_enable_blob_files(flag(v))),
+        apply: |b, v| {
+            b.blob_files = flag(v);
+            b.set("enable_blob_files", flag(v), |o| o.set_enable_blob_files(flag(v)));
+        },
     },
     Knob {
         name: "min_blob_size",
@@ -567,7 +570,18 @@ pub(super) const KNOBS: &[Knob] = &[
         kind: Kind::Int { min: 0, max: i64::MAX },
         scaling: Scaling::Fixed,
         default: |_| Value::Int(0),
-        apply: |b, v| b.set("min_blob_size", int(v), |o| o.set_min_blob_size(int(v) as u64)),
+        apply: |b, v| {
+            // Without blob files the threshold changes nothing: it runs as
+            // RocksDB's default, so two candidates that differ only in it
+            // run alike and a preset does not show it changed.
+            let mut size = int(v);
+            if size != 0 && !b.blob_files {
+                size = 0;
+                let why = "values go to blob files only with enable_blob_files: the threshold ran as RocksDB's default";
+                b.replace("min_blob_size", Value::Int(0), why.into());
+            }
+            b.set("min_blob_size", size, |o| o.set_min_blob_size(size as u64));
+        },
     },
 ];
 
@@ -641,6 +655,8 @@ pub(super) struct Build {
     cache_index_and_filter_blocks: bool,
     pin_l0: bool,
     unordered_write: bool,
+    /// Whether large values go to blob files (`min_blob_size` counts only then).
+    blob_files: bool,
     /// The candidate as it runs.
     candidate: Candidate,
     /// RocksDB's absolute options as they run, and as people read them.
@@ -682,6 +698,7 @@ impl Build {
             cache_index_and_filter_blocks: false,
             pin_l0: false,
             unordered_write: false,
+            blob_files: false,
             candidate: Candidate::new(),
             ran: OptionSet::new(),
             shown: vec![],

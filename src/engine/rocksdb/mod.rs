@@ -586,6 +586,22 @@ mod tests {
     }
 
     #[test]
+    fn a_blob_threshold_without_blob_files_runs_as_the_default() {
+        let threshold = |blobs: bool| {
+            let c =
+                with(GIB, &[("enable_blob_files", Value::Bool(blobs)), ("min_blob_size", Value::Int(4096))]);
+            resolve(&c, GIB).unwrap()
+        };
+        let (off, on) = (threshold(false), threshold(true));
+        assert_eq!(option(&off, "min_blob_size"), Value::Int(0));
+        assert_eq!(off.candidate["min_blob_size"], Value::Int(0), "recorded as it ran");
+        assert_eq!(off.options, resolve(&RocksDb.defaults(GIB), GIB).unwrap().options, "the defaults' run");
+        assert!(off.adjusted.iter().any(|a| a.param == "min_blob_size"), "{:?}", off.adjusted);
+        assert_eq!(option(&on, "min_blob_size"), Value::Int(4096));
+        assert!(on.adjusted.is_empty(), "{:?}", on.adjusted);
+    }
+
+    #[test]
     fn the_defaults_candidate_runs_rocksdbs_own_options() {
         let budget = 128 * GIB;
         let ours = options_lines(&options_file(&RocksDb.defaults(budget), budget));
