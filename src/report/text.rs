@@ -250,7 +250,9 @@ pub enum Layout {
 }
 
 /// The cells of one metric's row: name, then each side's median and spread,
-/// then for every side after the first its paired change, or `~`.
+/// then for every side after the first its paired change, or `~`; a change
+/// past a hundredfold as a factor (a side near zero, such as the seconds a
+/// phase left to settle when it left nothing: +108147496.7% read as noise).
 fn metric_cells(row: &MetricRow) -> Vec<String> {
     let mut cells = vec![row.name.clone()];
     for (i, side) in row.sides.iter().enumerate() {
@@ -259,6 +261,9 @@ fn metric_cells(row: &MetricRow) -> Vec<String> {
             continue;
         }
         cells.push(match row.vs_first[i] {
+            Some(p) if p.p < ALPHA && !(0.01..100.0).contains(&(p.change.point + 1.0)) => {
+                format!("{:.1e} times p={:.3} n={}", p.change.point + 1.0, p.p, p.n)
+            }
             Some(p) if p.p < ALPHA => format!(
                 "{} ({} .. {}) p={:.3} n={}",
                 pct(p.change.point),
@@ -582,5 +587,34 @@ mod tests {
         let text = ablation_table(&one, Layout::Text);
         assert!(text.contains("1 round(s) pair nothing, so no change's cost is measured"), "{text}");
         assert!(!text.contains("the gain is in the changes together") && !text.contains("1.000"), "{text}");
+    }
+
+    #[test]
+    fn a_change_past_a_hundredfold_reads_as_a_factor() {
+        let row = |name: &str, change: f64| MetricRow {
+            name: name.into(),
+            better: Better::Lower,
+            sides: [1.0, 1.0].map(summary).to_vec(),
+            vs_first: vec![None, paired(change, 0.001)],
+        };
+        let comparison = Comparison {
+            dataset: "tsdb".into(),
+            objective: "throughput".into(),
+            budget: 1 << 30,
+            scale: "1/16".into(),
+            scaled_budget: 1 << 26,
+            rounds: 3,
+            sides: ["a", "b"]
+                .iter()
+                .map(|l| SideRuns { label: l.to_string(), options: Default::default(), runs: vec![] })
+                .collect(),
+            metrics: vec![row("settle s", 1.08e6), row("stall s", -0.999), row("p99 us", 0.5)],
+            min_detectable_change: Some(0.04),
+        };
+        let text = comparison_table(&comparison, Layout::Text);
+        let line = |name: &str| text.lines().find(|l| l.starts_with(name)).unwrap().to_string();
+        assert!(line("settle s").contains("1.1e6 times p=0.001"), "{text}");
+        assert!(line("stall s").contains("1.0e-3 times p=0.001"), "{text}");
+        assert!(line("p99 us").contains("+50.0% ("), "{text}");
     }
 }
