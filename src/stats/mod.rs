@@ -172,7 +172,9 @@ pub fn paired_change(new: &[f64], old: &[f64]) -> Option<PairedChange> {
     let t = students_t(n - 1);
     let p = if se > 0.0 {
         (2.0 * t.sf((mean / se).abs())).min(1.0)
-    } else if mean != 0.0 {
+    } else if mean.abs() > 1e-12 {
+        // Every pair moved alike; a mean of rounding error (100% against
+        // 100% of the time in scans) is no change.
         0.0
     } else {
         1.0
@@ -265,6 +267,14 @@ mod tests {
         // 3 vs 3 can never reach 0.05: the smallest p is 0.1.
         assert!((mann_whitney_p(&a[..3], &b[..3]) - 0.1).abs() < 1e-9);
         assert!(mann_whitney_p(&[1.0, 3.0, 5.0, 7.0], &[2.0, 4.0, 6.0, 8.0]) > 0.5);
+    }
+
+    #[test]
+    fn pairs_alike_to_rounding_error_are_no_change() {
+        let same = paired_change(&[1.0 + 1e-15; 4], &[1.0; 4]).unwrap();
+        assert_eq!(same.p, 1.0);
+        let moved = paired_change(&[1.1; 4], &[1.0; 4]).unwrap();
+        assert_eq!(moved.p, 0.0, "every pair 10% up: sure");
     }
 
     #[test]
