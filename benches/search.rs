@@ -17,7 +17,8 @@
 //! 100 finished search trials and 30 racing runs. Run with `cargo bench --bench search`;
 //! `KVTUNE_SEARCH_TABLE=FILE` runs it on another table of the same space,
 //! `KVTUNE_SEARCH_ROWS=bayes,tpe` only those rows,
-//! `KVTUNE_SEARCH_FULL_SEEDS=N` the full space over N seeds (40 unless set).
+//! `KVTUNE_SEARCH_FULL_SEEDS=N` the full space over N seeds (unless set, the
+//! seeds above, at most 40).
 
 use std::collections::HashMap;
 use std::time::Instant;

@@ -569,17 +569,20 @@ impl BayesSampler {
         history: &[TrialRecord],
         tried: &[Vec<f64>],
     ) -> Vec<(f64, Vec<f64>)> {
-        // What the study would run next: not tried yet, and admissible.
+        // What the study would run next: not tried as asked, and admissible
+        // (whether it would run as a tried one ran is asked of the few the
+        // choice reaches: [`Admissible::fresh`] of every candidate would
+        // resolve the whole pool).
         let admissible = self.admissible.clone();
-        let fresh = |c: &Candidate| !seen(history, c) && admissible.admits(c);
-        let (mut found, exhaustive) = pool(acquisition, &fresh, tried, &mut self.rng);
+        let untried_admitted = |c: &Candidate| !seen(history, c) && admissible.admits(c);
+        let (mut found, exhaustive) = pool(acquisition, &untried_admitted, tried, &mut self.rng);
         if !exhaustive {
             let space = acquisition.space;
             let polished: Vec<(f64, Vec<f64>)> = found
                 .iter()
                 .take(STARTS)
                 .map(|(_, x)| self.encoding.snap(space, &polish(acquisition, x)))
-                .filter(|x| fresh(&self.encoding.decode(space, x)))
+                .filter(|x| untried_admitted(&self.encoding.decode(space, x)))
                 .map(|x| (acquisition.at_candidate(&x), x))
                 .collect();
             found.extend(polished);
@@ -634,21 +637,21 @@ impl Sampler for BayesSampler {
         let acquisition = fitted.acquisition(space, &encoding, &admissible);
         let Fitted { observations, model, fits } = &fitted;
         let found = self.weighed(&acquisition, history, &observations.xs);
+        // A candidate that would run as a tried one ran is no proposal
+        // (asked of the few the choice reaches: resolving the whole pool
+        // would cost more than the model).
+        let new = |x: &Vec<f64>| !admissible.ran_alike(history, &encoding.decode(space, x));
         // Where no candidate clears the chance to fit, the one likeliest to
         // fit (below the bar: the best that can be done): a random one would
         // ignore all that the kills taught (seen on spork at twice the
         // budget: 8 of 40 search trials killed, 11 random).
         let likeliest = || {
             let fits = fits.as_ref()?;
-            found.iter().max_by(|a, b| fits.chance_positive(&a.1).total_cmp(&fits.chance_positive(&b.1)))
+            let mut by_fit: Vec<&(f64, Vec<f64>)> = found.iter().collect();
+            by_fit.sort_by(|a, b| fits.chance_positive(&b.1).total_cmp(&fits.chance_positive(&a.1)));
+            by_fit.into_iter().find(|(_, x)| new(x))
         };
-        // The best worth anything that does not run as a tried candidate ran
-        // (asked of the best first: of the whole pool it would cost more
-        // than the model).
-        let best = found
-            .iter()
-            .take_while(|(value, _)| *value > WORTHLESS)
-            .find(|(_, x)| !admissible.ran_alike(history, &encoding.decode(space, x)));
+        let best = found.iter().take_while(|(value, _)| *value > WORTHLESS).find(|(_, x)| new(x));
         let Some((_, x)) = best.or_else(likeliest) else {
             return self.random(space, history); // every candidate was tried or would be rejected
         };

@@ -31,7 +31,7 @@ pub use random::RandomSampler;
 pub use start::{seeds_left_out, Start};
 pub use tpe::TpeSampler;
 
-use crate::record::{Objective, Stage, TrialRecord};
+use crate::record::{Objective, OptionSet, Stage, TrialRecord};
 use crate::space::{Candidate, Space};
 
 /// A candidate to try and where it came from (`seed:NAME`, `sobol`,
@@ -109,8 +109,8 @@ impl Strategy {
     }
 }
 
-/// Whether two candidates run the same options.
-type RunsAlike = Arc<dyn Fn(&Candidate, &Candidate) -> bool + Send + Sync>;
+/// The options a candidate runs as, `None` where it cannot run.
+type RunsAs = Arc<dyn Fn(&Candidate) -> Option<OptionSet> + Send + Sync>;
 
 /// Which candidates the study would run: the checks a trial meets before it
 /// runs (the engine's memory model against the budget, what the dataset
@@ -118,35 +118,39 @@ type RunsAlike = Arc<dyn Fn(&Candidate, &Candidate) -> bool + Send + Sync>;
 /// model as a penalty, keeps its neighbours coming back (seen on spork at
 /// twice the budget: 7 of a study's 29 search trials rejected, the model
 /// chasing larger caches); so samplers leave such candidates out. It also
-/// knows which two run alike, so a put-back that changes nothing the
-/// engine runs is not proposed.
+/// knows the options a candidate runs as, so no sampler proposes what a
+/// trial already ran, nor a put-back that changes nothing the engine runs.
 #[derive(Clone)]
 pub struct Admissible {
     admits: Arc<dyn Fn(&Candidate) -> bool + Send + Sync>,
-    /// Whether two candidates run the same options (see [`Admissible::runs_alike`]).
-    alike: RunsAlike,
+    /// The engine's options for a candidate (see [`Admissible::with_runs_as`]).
+    runs_as: Option<RunsAs>,
 }
 
 impl Admissible {
     /// Admits what `admits` does; no two different candidates run alike
-    /// until [`Admissible::with_runs_alike`] says otherwise.
+    /// until [`Admissible::with_runs_as`] says otherwise.
     pub fn new(admits: impl Fn(&Candidate) -> bool + Send + Sync + 'static) -> Self {
-        Admissible { admits: Arc::new(admits), alike: Arc::new(|a, b| a == b) }
+        Admissible { admits: Arc::new(admits), runs_as: None }
     }
 
-    /// The same, knowing when two candidates run the same options (the
-    /// engine's: a value it overrides, or one that only counts beside
-    /// another, changes nothing).
-    pub fn with_runs_alike(
+    /// The same, knowing the options a candidate runs as (the engine's: a
+    /// value it overrides, or one that only counts beside another, changes
+    /// nothing).
+    pub fn with_runs_as(
         self,
-        alike: impl Fn(&Candidate, &Candidate) -> bool + Send + Sync + 'static,
+        runs_as: impl Fn(&Candidate) -> Option<OptionSet> + Send + Sync + 'static,
     ) -> Self {
-        Admissible { alike: Arc::new(alike), ..self }
+        Admissible { runs_as: Some(Arc::new(runs_as)), ..self }
     }
 
-    /// Whether `a` and `b` would run the same options.
+    /// Whether `a` and `b` would run the same options (without an engine's
+    /// word, whether they are the same candidate).
     pub fn runs_alike(&self, a: &Candidate, b: &Candidate) -> bool {
-        (self.alike)(a, b)
+        match &self.runs_as {
+            Some(runs_as) => runs_as(a).is_some_and(|options| runs_as(b) == Some(options)),
+            None => a == b,
+        }
     }
 
     /// Admits every candidate (a table's look-ups, tests).
@@ -162,9 +166,17 @@ impl Admissible {
     /// would: the history holds candidates as they ran, so one the engine
     /// adjusts is not [`seen`] as asked. On tsdb a put-back of 4 memtables
     /// merged 2 at a time to 2 memtables ran as merging 1; `seen` missed it
-    /// and the same run was proposed three times in a row.
+    /// and the same run was proposed four times in a row. Without an
+    /// engine's word, [`seen`] is all there is.
     pub fn ran_alike(&self, history: &[TrialRecord], candidate: &Candidate) -> bool {
-        history.iter().filter(|t| t.stage == Stage::Search).any(|t| self.runs_alike(candidate, &t.candidate))
+        let Some(options) = self.runs_as.as_ref().and_then(|runs_as| runs_as(candidate)) else {
+            return false;
+        };
+        let runs_as = self.runs_as.as_ref().expect("resolved above");
+        history
+            .iter()
+            .filter(|t| t.stage == Stage::Search)
+            .any(|t| runs_as(&t.candidate).as_ref() == Some(&options))
     }
 
     /// Whether the study would run `candidate` and no search trial ran it
@@ -174,8 +186,9 @@ impl Admissible {
     }
 }
 
-/// A random candidate not tried yet, an admissible one if any of many
-/// draws is; `None` when every draw was tried already.
+/// A random candidate not tried yet (nor one that runs as a tried one),
+/// an admissible one if any of many draws is, else the first inadmissible
+/// draw; `None` when every draw was tried already.
 fn untried(
     space: &Space,
     history: &[TrialRecord],

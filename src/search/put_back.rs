@@ -94,9 +94,12 @@ fn put_backs(
 
 impl Sampler for PutBacks {
     fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Proposal> {
-        let backs = put_backs(space, history, &self.objective, &self.admissible);
         let own = self.inner.ask(space, history);
-        if backs.is_empty() || own.is_some() && !self.inner.flat() {
+        if own.is_some() && !self.inner.flat() {
+            return own;
+        }
+        let backs = put_backs(space, history, &self.objective, &self.admissible);
+        if backs.is_empty() {
             return own;
         }
         let candidates: Vec<Candidate> = backs.iter().map(|(_, c)| c.clone()).collect();

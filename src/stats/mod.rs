@@ -170,14 +170,14 @@ pub fn paired_change(new: &[f64], old: &[f64]) -> Option<PairedChange> {
     let sd = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
     let se = sd / (n as f64).sqrt();
     let t = students_t(n - 1);
-    let p = if se > 0.0 {
-        (2.0 * t.sf((mean / se).abs())).min(1.0)
-    } else if mean.abs() > 1e-12 {
-        // Every pair moved alike; a mean of rounding error (100% against
-        // 100% of the time in scans) is no change.
-        0.0
-    } else {
+    // A mean of rounding error (100% against 100% of the time in scans,
+    // whose ten log ratios average one ulp off zero) is no change.
+    let p = if mean.abs() <= 1e-12 {
         1.0
+    } else if se > 0.0 {
+        (2.0 * t.sf((mean / se).abs())).min(1.0)
+    } else {
+        0.0 // every pair moved alike
     };
     let half = t.inverse_cdf(0.975) * se;
     let change =
@@ -271,8 +271,12 @@ mod tests {
 
     #[test]
     fn pairs_alike_to_rounding_error_are_no_change() {
-        let same = paired_change(&[1.0 + 1e-15; 4], &[1.0; 4]).unwrap();
-        assert_eq!(same.p, 1.0);
+        for n in [4, 10] {
+            let same = paired_change(&vec![1.0 + 1e-15; n], &vec![1.0; n]).unwrap();
+            assert_eq!(same.p, 1.0, "{n} pairs");
+        }
+        let uneven = paired_change(&[1.0 + 1e-15, 1.0 - 1e-15, 1.0, 1.0 + 2e-15], &[1.0; 4]).unwrap();
+        assert_eq!(uneven.p, 1.0);
         let moved = paired_change(&[1.1; 4], &[1.0; 4]).unwrap();
         assert_eq!(moved.p, 0.0, "every pair 10% up: sure");
     }

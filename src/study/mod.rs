@@ -93,7 +93,7 @@ pub fn admissible(
     Admissible::new(move |candidate| {
         trial::would_run(engine, &engine.complete(candidate, full_budget), &dataset, shape, budget)
     })
-    .with_runs_alike(move |a, b| options(a) == options(b))
+    .with_runs_as(options)
 }
 
 /// Trials whose candidate the memory model rejects are recorded but do not
