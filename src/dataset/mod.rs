@@ -112,6 +112,9 @@ pub struct DataUnit {
     pub count: u64,
 }
 
+/// The budget [`Dataset::deletes_ranges`] builds a workload at: any would do.
+const RANGE_DELETES_PROBE_BUDGET: u64 = 64 << 20;
+
 /// A dataset sized for one budget: it makes the phases' sources.
 pub trait Workload {
     fn shape(&self) -> Shape;
@@ -126,6 +129,11 @@ pub trait Workload {
     /// (a trace says how much of itself it replays, and at what pace).
     fn notes(&self) -> Vec<String> {
         vec![]
+    }
+    /// Whether its replay may delete key ranges, at any budget: RocksDB
+    /// cannot serve range deletes beside a row cache.
+    fn deletes_ranges(&self) -> bool {
+        false
     }
 }
 
@@ -209,6 +217,12 @@ impl Dataset {
                 self.build(budget, ratio * budget as f64 / native.shape().user_bytes.max(1) as f64)
             }
         }
+    }
+
+    /// Whether its replay may delete key ranges (see [`Workload::deletes_ranges`]);
+    /// the same at every budget.
+    pub fn deletes_ranges(&self) -> bool {
+        self.build(RANGE_DELETES_PROBE_BUDGET, 1.0).deletes_ranges()
     }
 
     /// User data over the budget at the generator's own sizes.

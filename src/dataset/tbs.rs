@@ -201,6 +201,11 @@ impl Workload for Tbs {
         PHASES.iter().map(|p| p.to_string()).collect()
     }
 
+    /// Every TTL drops the oldest partition by a range delete.
+    fn deletes_ranges(&self) -> bool {
+        true
+    }
+
     fn phases(&self, seed: u64) -> Vec<Phase> {
         let common = Common::new(&self.params, self.events_per_ttl, corpus_len(self.budget), seed);
         let ops_per_ttl = self.per_ttl().ops;

@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::ops::OpKind;
 use super::{Phase, Shape, Workload};
 use crate::budget::ByteSize;
 pub use source::{At, Failed, TraceError, TraceSource};
@@ -332,6 +333,14 @@ impl Workload for Trace {
             })
         };
         self.params.phases.iter().map(phase).collect()
+    }
+
+    /// Whether any phase's whole file holds a range delete: a replay of
+    /// part of it may reach one at another budget.
+    fn deletes_ranges(&self) -> bool {
+        let deletes =
+            |p: &TracePhase| self.whole(p).is_ok_and(|s| s.tally.ops[OpKind::DeleteRange as usize] > 0);
+        self.params.phases.iter().any(deletes)
     }
 
     fn notes(&self) -> Vec<String> {

@@ -706,6 +706,20 @@ fn recorded_budget_replays_that_share_of_each_phase() {
 }
 
 #[test]
+fn a_trace_deletes_ranges_at_every_budget_if_its_whole_file_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = write_file(dir.path(), "p.csv", "put,a,size:10\nput,b,size:10\n");
+    assert!(!Trace::new(single(&plain, Format::Csv), 1 << 30, 1.0).deletes_ranges());
+    let drops = write_file(dir.path(), "d.csv", "put,a,size:10\nput,b,size:10\ndelete_range,a,c\n");
+    let mut params = single(&drops, Format::Csv);
+    params.recorded_budget = Some(2 << 30);
+    // Half the budget it was recorded at replays the first half, before the range delete.
+    let half = Trace::new(params, 1 << 30, 1.0);
+    assert!(half.fraction < 1.0);
+    assert!(half.deletes_ranges());
+}
+
+#[test]
 fn shape_is_read_once_and_kept() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_file(dir.path(), "t.csv", "put,a,size:10\nput,b,size:10\n");

@@ -65,7 +65,9 @@ impl Engine for RocksDb {
 
     /// Unordered writes let readers see a later write before an earlier one
     /// and change what a snapshot reads: only for datasets whose writes
-    /// declare they allow it.
+    /// declare they allow it. A row cache makes RocksDB refuse range
+    /// deletes ("Not implemented: DeleteRange is not compatible with row
+    /// cache"): none for a dataset that deletes ranges.
     fn check_dataset(&self, candidate: &Candidate, dataset: &Dataset) -> Result<(), EngineError> {
         if candidate.get("unordered_write") == Some(&Value::Bool(true)) && !dataset.writes_allow_unordered {
             return Err(EngineError::NotAllowed {
@@ -75,6 +77,17 @@ impl Engine for RocksDb {
                      readers may see a later write before an earlier one and snapshots are not repeatable, which \
                      its application has not said it tolerates; leave unordered_write = false or set \
                      writes_allow_unordered = true in the dataset file",
+                    dataset.name
+                ),
+            });
+        }
+        let row_cache = candidate.get("row_cache_share").and_then(Value::as_f64).unwrap_or(0.0) > 0.0;
+        if row_cache && dataset.deletes_ranges() {
+            return Err(EngineError::NotAllowed {
+                name: "row_cache_share".into(),
+                why: format!(
+                    "dataset `{}` deletes key ranges, which RocksDB refuses beside a row cache (DeleteRange is \
+                     not compatible with row cache); leave row_cache_share = 0",
                     dataset.name
                 ),
             });
@@ -798,6 +811,23 @@ mod tests {
         assert!(RocksDb.check_dataset(&RocksDb.defaults(GIB), &spork).is_ok());
         spork.writes_allow_unordered = true;
         assert!(RocksDb.check_dataset(&unordered, &spork).is_ok());
+    }
+
+    #[test]
+    fn a_row_cache_is_not_for_a_dataset_that_deletes_ranges() {
+        let row_cache = with(GIB, &[("row_cache_share", Value::Float(0.05))]);
+        let tbs = Dataset::find("tbs").unwrap();
+        let err = RocksDb.check_dataset(&row_cache, &tbs).unwrap_err().to_string();
+        assert!(err.contains("deletes key ranges") && err.contains("row_cache_share = 0"), "{err}");
+        assert!(RocksDb.check_dataset(&RocksDb.defaults(GIB), &tbs).is_ok());
+        assert!(RocksDb.check_dataset(&row_cache, &Dataset::find("spork").unwrap()).is_ok());
+        // Why: RocksDB itself refuses a range delete beside a row cache.
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(&with(64 * MIB, &[("row_cache_share", Value::Float(0.05))]), dir.path());
+        let mut drop = WriteBatch::default();
+        drop.delete_range(b"a", b"c");
+        let refused = s.db.write(drop).unwrap_err().to_string();
+        assert!(refused.contains("row cache"), "{refused}");
     }
 
     /// A store for `candidate` at a small budget, in `dir`.
