@@ -28,6 +28,38 @@ use knobs::{Build, Caches, KNOBS, SHIPPED_BLOCK_CACHE};
 /// RocksDB through the `rocksdb` crate.
 pub struct RocksDb;
 
+/// Unordered writes let readers see a later write before an earlier one
+/// and change what a snapshot reads: only for datasets whose writes declare
+/// they allow it.
+fn unordered_writes_refusal(candidate: &Candidate, dataset: &Dataset) -> Option<EngineError> {
+    let unordered = candidate.get("unordered_write") == Some(&Value::Bool(true));
+    (unordered && !dataset.writes_allow_unordered).then(|| EngineError::NotAllowed {
+        name: "unordered_write".into(),
+        why: format!(
+            "dataset `{}` does not declare `writes_allow_unordered = true`: with unordered writes \
+             readers may see a later write before an earlier one and snapshots are not repeatable, which \
+             its application has not said it tolerates; leave unordered_write = false or set \
+             writes_allow_unordered = true in the dataset file",
+            dataset.name
+        ),
+    })
+}
+
+/// A row cache makes RocksDB refuse range deletes ("Not implemented:
+/// DeleteRange is not compatible with row cache"): none for a dataset that
+/// deletes ranges.
+fn row_cache_refusal(candidate: &Candidate, dataset: &Dataset) -> Option<EngineError> {
+    let row_cache = candidate.get("row_cache_share").and_then(Value::as_f64).unwrap_or(0.0) > 0.0;
+    (row_cache && dataset.deletes_ranges()).then(|| EngineError::NotAllowed {
+        name: "row_cache_share".into(),
+        why: format!(
+            "dataset `{}` deletes key ranges, which RocksDB refuses beside a row cache (DeleteRange is \
+             not compatible with row cache); leave row_cache_share = 0",
+            dataset.name
+        ),
+    })
+}
+
 impl Engine for RocksDb {
     fn name(&self) -> &'static str {
         "rocksdb"
@@ -63,36 +95,13 @@ impl Engine for RocksDb {
         Ok(Build::new(candidate, budget)?.resolved())
     }
 
-    /// Unordered writes let readers see a later write before an earlier one
-    /// and change what a snapshot reads: only for datasets whose writes
-    /// declare they allow it. A row cache makes RocksDB refuse range
-    /// deletes ("Not implemented: DeleteRange is not compatible with row
-    /// cache"): none for a dataset that deletes ranges.
+    /// The dataset's own rules for this engine: see [`unordered_writes_refusal`]
+    /// and [`row_cache_refusal`].
     fn check_dataset(&self, candidate: &Candidate, dataset: &Dataset) -> Result<(), EngineError> {
-        if candidate.get("unordered_write") == Some(&Value::Bool(true)) && !dataset.writes_allow_unordered {
-            return Err(EngineError::NotAllowed {
-                name: "unordered_write".into(),
-                why: format!(
-                    "dataset `{}` does not declare `writes_allow_unordered = true`: with unordered writes \
-                     readers may see a later write before an earlier one and snapshots are not repeatable, which \
-                     its application has not said it tolerates; leave unordered_write = false or set \
-                     writes_allow_unordered = true in the dataset file",
-                    dataset.name
-                ),
-            });
+        match unordered_writes_refusal(candidate, dataset).or_else(|| row_cache_refusal(candidate, dataset)) {
+            Some(refused) => Err(refused),
+            None => Ok(()),
         }
-        let row_cache = candidate.get("row_cache_share").and_then(Value::as_f64).unwrap_or(0.0) > 0.0;
-        if row_cache && dataset.deletes_ranges() {
-            return Err(EngineError::NotAllowed {
-                name: "row_cache_share".into(),
-                why: format!(
-                    "dataset `{}` deletes key ranges, which RocksDB refuses beside a row cache (DeleteRange is \
-                     not compatible with row cache); leave row_cache_share = 0",
-                    dataset.name
-                ),
-            });
-        }
-        Ok(())
     }
 
     fn open(&self, candidate: &Candidate, budget: u64, dir: &Path) -> anyhow::Result<Box<dyn KvStore>> {
