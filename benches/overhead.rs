@@ -56,6 +56,7 @@ fn header(strategy: Strategy, trials: usize, space: &Space) -> StudyHeader {
         time_budget_secs: None,
         calibration_secs: 0.0,
         racing: false,
+        early_stop: true,
         quiet: Default::default(),
         confirm_top: 1,
         confirm_repeats: 2,
@@ -73,7 +74,8 @@ fn overhead(strategy: Strategy, trials: usize) -> (usize, f64, f64) {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let runner = Instant0 { starts: RefCell::new(vec![]) };
     let header = header(strategy, trials, &space);
-    let sampler = strategy.sampler(&space, trials, header.seed, &Objective::Throughput, Admissible::any());
+    let sampler =
+        strategy.sampler(&space, trials, header.seed, &Objective::Throughput, Admissible::any(), true);
     let began = Instant::now();
     study::run(StudySettings {
         header,

@@ -26,7 +26,7 @@ use std::time::Instant;
 use kvtune::engine::{rocksdb::RocksDb, Engine};
 use kvtune::racing;
 use kvtune::record::{Measurement, Objective, Stage, Status, TrialRecord};
-use kvtune::search::{Admissible, BayesSampler, Sampler, Strategy, PUT_BACK_ORIGIN};
+use kvtune::search::{Admissible, BayesSampler, Sampler, Strategy, PUT_BACK_ORIGIN, STEP_ORIGIN};
 use kvtune::space::{Candidate, Space, Value};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -145,7 +145,7 @@ fn replay(
     racing_on: bool,
 ) -> Curve {
     let objective = Objective::Throughput;
-    let mut sampler = strategy.sampler(space, TRIALS, seed, &objective, Admissible::any());
+    let mut sampler = strategy.sampler(space, TRIALS, seed, &objective, Admissible::any(), true);
     let rng = StdRng::seed_from_u64(seed ^ 0xBE7C4);
     let mut study = Replay { space, table, rng, noiseless, history: vec![] };
     let mut curve = Curve::default();
@@ -391,7 +391,8 @@ fn on_the_full_space(seeds: u64) {
         let (mut bests, mut own) = (vec![], vec![]);
         for seed in 0..seeds {
             let mut noise = StdRng::seed_from_u64(seed + 100);
-            let mut sampler = strategy.sampler(&space, 30, seed, &Objective::Throughput, Admissible::any());
+            let mut sampler =
+                strategy.sampler(&space, 30, seed, &Objective::Throughput, Admissible::any(), true);
             let mut history: Vec<TrialRecord> = vec![];
             for number in 0..30 {
                 let (candidate, origin) = match number {
@@ -400,7 +401,8 @@ fn on_the_full_space(seeds: u64) {
                         let Some(p) = sampler.ask(&space, &history) else { break };
                         let mut c = RocksDb.defaults(1 << 30);
                         c.extend(p.candidate);
-                        let model = !p.origin.starts_with("seed:") && !p.origin.starts_with(PUT_BACK_ORIGIN);
+                        let model =
+                            !["seed:", PUT_BACK_ORIGIN, STEP_ORIGIN].iter().any(|o| p.origin.starts_with(o));
                         if model && p.origin != "sobol" {
                             own.push(made_up(&c));
                         }

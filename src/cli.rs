@@ -182,7 +182,7 @@ pub struct TuneArgs {
     /// recorded are kept and it goes on with the settings it was started with (it takes --workdir, --json,
     /// --trial-timeout and --workers; and --trials and --time, new limits for a search still running, with
     /// --create-only to record them for the study's workers without running a trial here).
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "strategy", "objective", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed", "pace", "no_racing", "engine", "engines"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["budget", "dataset", "data_ratio", "out", "space", "strategy", "objective", "confirm_top", "confirm_repeats", "verify_scale", "scale", "seed", "pace", "no_racing", "no_early_stop", "engine", "engines"])]
     pub resume: Option<PathBuf>,
     /// Most search trials, the defaults and the expert seeds included (racing, confirmation and the larger-scale
     /// check come on top). Default: as many as --time allows. With --resume: a new limit for the study's search,
@@ -196,12 +196,18 @@ pub struct TuneArgs {
     pub time: TimeLimit,
     /// Search strategy. Every one but grid starts from the space's seeds and (the models) a Sobol design; after
     /// that, while a seed leads, a proposal the strategy judges not worth a trial goes to a put-back instead:
-    /// the seed with one of its changes put back to the default, which racing then settles against it.
+    /// the seed with one of its changes put back to the default, which racing then settles against it; once no
+    /// put-back is left, a one-knob step of the leader (one option moved to another part of its range).
     #[arg(long, value_enum, default_value_t = Strategy::Bayes)]
     pub strategy: Strategy,
     /// Do not race promising candidates against the incumbent (each search candidate then runs once).
     #[arg(long)]
     pub no_racing: bool,
+    /// Search until --trials or --time even where the strategy judges nothing left worth a run (bayes stops
+    /// itself once its expected improvement stays below what one run resolves, and the leader's one-knob steps
+    /// find nothing better): for a reference study, what a longer search finds.
+    #[arg(long)]
+    pub no_early_stop: bool,
     /// What to maximise: throughput (the whole replay), phase:NAME (one phase's throughput, e.g. phase:index),
     /// latency:PHASE:PCT (e.g. latency:serve:p99, minimised) or bytes_per_key (minimised); two, comma-separated,
     /// also keep their Pareto front (e.g. throughput,bytes_per_key). Default: the dataset's own.

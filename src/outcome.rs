@@ -101,6 +101,9 @@ pub struct StudyHeader {
     /// Whether promising candidates are raced against the incumbent.
     #[serde(default = "yes")]
     pub racing: bool,
+    /// The strategy may end the search before its limits (`--no-early-stop` not given).
+    #[serde(default = "yes")]
+    pub early_stop: bool,
     /// What was done around each trial to cut noise (a resumed study keeps it).
     #[serde(default)]
     pub quiet: crate::trial::Quiet,

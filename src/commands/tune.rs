@@ -78,6 +78,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
         time_budget_secs: args.time.0.map(|d| d.as_secs_f64()),
         calibration_secs,
         racing: !args.no_racing,
+        early_stop: !args.no_early_stop,
         quiet: runner.quiet.clone(),
         confirm_top: args.confirm_top,
         confirm_repeats: args.confirm_repeats,
@@ -516,10 +517,22 @@ fn run_study(
             out_dir.display()
         );
     }
+    let (space, held) = study::searched(engine, &space, &header.dataset);
+    if !json {
+        for h in &held {
+            eprintln!("kvtune: {} held at {}, not searched: {}", h.name, h.value, h.why);
+        }
+    }
     let admissible =
         study::admissible(engine, header.dataset.clone(), header.full_budget, header.scaled_budget());
-    let sampler =
-        header.strategy.sampler(&space, header.trials, header.seed, &header.objectives[0], admissible);
+    let sampler = header.strategy.sampler(
+        &space,
+        header.trials,
+        header.seed,
+        &header.objectives[0],
+        admissible,
+        header.early_stop,
+    );
     let outcome = study::run(StudySettings {
         header: header.clone(),
         resume,

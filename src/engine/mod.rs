@@ -211,6 +211,25 @@ pub struct OptionsFile {
 /// The engine's forms of an option set, the fullest first.
 pub type OptionsFiles = Vec<OptionsFile>;
 
+/// An option a dataset's rules hold at one value (see [`Engine::held`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Held {
+    pub name: &'static str,
+    pub value: Value,
+    /// Why, in a user's words.
+    pub why: String,
+}
+
+impl Held {
+    /// Whether `value` is the held one (a number as any number type).
+    pub fn holds(&self, value: &Value) -> bool {
+        match (value.as_f64(), self.value.as_f64()) {
+            (Some(a), Some(b)) => a == b,
+            _ => *value == self.value,
+        }
+    }
+}
+
 /// An engine kvtune can tune.
 pub trait Engine: Sync {
     fn name(&self) -> &'static str;
@@ -227,10 +246,23 @@ pub trait Engine: Sync {
     /// What `candidate` runs as at `budget` bytes; parameters it leaves out
     /// take the defaults fitted to that budget.
     fn resolve(&self, candidate: &Candidate, budget: u64) -> Result<Resolved, EngineError>;
-    /// Why `candidate` must not run on `dataset` (a setting that changes
-    /// what the dataset's application may rely on), if it must not.
-    fn check_dataset(&self, _candidate: &Candidate, _dataset: &Dataset) -> Result<(), EngineError> {
-        Ok(())
+    /// The options `dataset`'s rules hold at one value on this engine (a
+    /// setting that changes what its application may rely on, or one the
+    /// engine refuses beside what it does): no candidate may change them,
+    /// and a search does not vary them.
+    fn held(&self, _dataset: &Dataset) -> Vec<Held> {
+        vec![]
+    }
+    /// Why `candidate` must not run on `dataset`, if it must not: it sets
+    /// an option the dataset [holds](Engine::held) to another value.
+    fn check_dataset(&self, candidate: &Candidate, dataset: &Dataset) -> Result<(), EngineError> {
+        match self.held(dataset).into_iter().find(|h| candidate.get(h.name).is_some_and(|v| !h.holds(v))) {
+            Some(h) => Err(EngineError::NotAllowed {
+                name: h.name.into(),
+                why: format!("{}; leave {} = {}", h.why, h.name, h.value),
+            }),
+            None => Ok(()),
+        }
     }
     /// Makes sure the engine can run here (builds what it runs through),
     /// so a study finds out before its first trial.

@@ -61,6 +61,8 @@ pub struct BayesSampler {
     flat: usize,
     /// Proposals the model has made.
     proposed: usize,
+    /// Whether it may judge that nothing is left ([`BayesSampler::stopping`]).
+    stops: bool,
     /// Only admissible candidates are proposed: the acquisition is
     /// maximised over them.
     admissible: Admissible,
@@ -345,7 +347,22 @@ fn matern52(squared: f64) -> f64 {
 
 impl BayesSampler {
     pub fn new(space: &Space, objective: Objective, rng: StdRng, admissible: Admissible) -> Self {
-        BayesSampler { encoding: Encoding::new(space), objective, rng, flat: 0, proposed: 0, admissible }
+        BayesSampler {
+            encoding: Encoding::new(space),
+            objective,
+            rng,
+            flat: 0,
+            proposed: 0,
+            stops: true,
+            admissible,
+        }
+    }
+
+    /// The same, stopping itself when nothing is left worth a run (the
+    /// default) or, without `stops`, proposing until the study's limits
+    /// (a reference study: what a longer search finds).
+    pub fn stopping(self, stops: bool) -> Self {
+        BayesSampler { stops, ..self }
     }
 }
 
@@ -608,7 +625,7 @@ impl BayesSampler {
         let (mean, variance) = model.predict_mean_variance(x);
         let ei = expected_improvement(mean, variance, best);
         self.flat = if ei * model.sd < resolvable(history, &self.objective) { self.flat + 1 } else { 0 };
-        self.flat >= STOP_AFTER && self.proposed >= MIN_PROPOSALS
+        self.stops && self.flat >= STOP_AFTER && self.proposed >= MIN_PROPOSALS
     }
 
     /// The models of `history`: the objective's, and where runs were

@@ -4,8 +4,8 @@
 //! grid starts the same way ([`start`]): the space's expert seeds, then
 //! (for the models) a space-filling Sobol design; after it, while an
 //! expert seed (or a put-back of one) leads, the leader's put-backs take
-//! the place of proposals the strategy judges not worth a trial
-//! ([`put_back`]).
+//! the place of proposals the strategy judges not worth a trial, and once
+//! none is left, one-knob steps of whatever leads ([`put_back`]).
 
 mod bayes;
 mod encoding;
@@ -26,7 +26,7 @@ use rand::SeedableRng;
 pub use bayes::BayesSampler;
 pub use encoding::Encoding;
 pub use grid::GridSampler;
-pub use put_back::{one_change_back, PutBacks, PUT_BACK_ORIGIN};
+pub use put_back::{one_change_back, PutBacks, PUT_BACK_ORIGIN, STEP_ORIGIN, STEP_PATIENCE};
 pub use random::RandomSampler;
 pub use start::{seeds_left_out, Start};
 pub use tpe::TpeSampler;
@@ -68,7 +68,8 @@ pub const SOBOL_POINTS: usize = 4;
 impl Strategy {
     /// The sampler of this strategy for a study of `space` that maximises
     /// `objective`, deterministic for `seed`, proposing only what `admissible`
-    /// admits where it can (grid walks every level of its grid regardless).
+    /// admits where it can (grid walks every level of its grid regardless);
+    /// without `early_stop`, bayes never judges that nothing is left.
     pub fn sampler(
         self,
         space: &Space,
@@ -76,6 +77,7 @@ impl Strategy {
         seed: u64,
         objective: &Objective,
         admissible: Admissible,
+        early_stop: bool,
     ) -> Box<dyn Sampler> {
         let rng = StdRng::seed_from_u64(seed ^ 0x5A3D_1E57);
         let sobol_seed = (seed ^ 0x50B0_1000) as u32;
@@ -88,7 +90,9 @@ impl Strategy {
             Strategy::Random => start(0, Box::new(RandomSampler::new(rng, admissible.clone()))),
             Strategy::Bayes => start(
                 SOBOL_POINTS,
-                Box::new(BayesSampler::new(space, objective.clone(), rng, admissible.clone())),
+                Box::new(
+                    BayesSampler::new(space, objective.clone(), rng, admissible.clone()).stopping(early_stop),
+                ),
             ),
             Strategy::Tpe => {
                 let model = TpeSampler::new(space, objective.clone(), seed ^ 0x7BE0, admissible.clone());
@@ -102,7 +106,10 @@ impl Strategy {
     /// What it means when this strategy's sampler proposes nothing more.
     pub fn nothing_left_means(self) -> String {
         match self {
-            Strategy::Bayes => bayes::nothing_left_means(),
+            Strategy::Bayes => format!(
+                "{}; then no one-knob step of the leader took its lead ({STEP_PATIENCE} in a row, or none left)",
+                bayes::nothing_left_means()
+            ),
             Strategy::Grid => "every point of its grid had run".into(),
             Strategy::Random | Strategy::Tpe => "no untried candidate the study would run was left".into(),
         }
@@ -169,20 +176,35 @@ impl Admissible {
     /// and the same run was proposed four times in a row. Without an
     /// engine's word, [`seen`] is all there is.
     pub fn ran_alike(&self, history: &[TrialRecord], candidate: &Candidate) -> bool {
-        let Some(options) = self.runs_as.as_ref().and_then(|runs_as| runs_as(candidate)) else {
-            return false;
+        self.runs_as.is_some() && self.among(&self.ran(history), candidate)
+    }
+
+    /// The options each search trial of `history` ran as (none without an
+    /// engine's word).
+    fn ran(&self, history: &[TrialRecord]) -> Vec<OptionSet> {
+        let Some(runs_as) = &self.runs_as else {
+            return vec![];
         };
-        let runs_as = self.runs_as.as_ref().expect("resolved above");
-        history
-            .iter()
-            .filter(|t| t.stage == Stage::Search)
-            .any(|t| runs_as(&t.candidate).as_ref() == Some(&options))
+        history.iter().filter(|t| t.stage == Stage::Search).filter_map(|t| runs_as(&t.candidate)).collect()
+    }
+
+    /// Whether `candidate` runs as one of `ran`.
+    fn among(&self, ran: &[OptionSet], candidate: &Candidate) -> bool {
+        let options = self.runs_as.as_ref().and_then(|runs_as| runs_as(candidate));
+        options.is_some_and(|options| ran.contains(&options))
     }
 
     /// Whether the study would run `candidate` and no search trial ran it
     /// yet, as asked or alike.
     pub fn fresh(&self, history: &[TrialRecord], candidate: &Candidate) -> bool {
         !seen(history, candidate) && self.admits(candidate) && !self.ran_alike(history, candidate)
+    }
+
+    /// Keeps the [fresh](Admissible::fresh) of `named` candidates, the
+    /// history resolved once for all of them (a leader's steps are dozens).
+    pub fn retain_fresh(&self, history: &[TrialRecord], named: &mut Vec<(String, Candidate)>) {
+        let ran = self.ran(history);
+        named.retain(|(_, c)| !seen(history, c) && self.admits(c) && !self.among(&ran, c));
     }
 }
 

@@ -79,7 +79,7 @@ fn run_within(
     admissible: Admissible,
 ) -> (Vec<TrialRecord>, Vec<String>) {
     let space = space();
-    let mut sampler = strategy.sampler(&space, n, seed, &Objective::Throughput, admissible);
+    let mut sampler = strategy.sampler(&space, n, seed, &Objective::Throughput, admissible, true);
     let (mut history, mut origins) = (vec![], vec![]);
     for number in 0..n {
         let Some(p) = sampler.ask(&space, &history) else { break };
@@ -138,7 +138,7 @@ fn a_replayed_sampler_proposes_what_the_original_proposed_next() {
     for strategy in STRATEGIES {
         let (history, _) = run(strategy, 9, 12);
         let cut = 8.min(history.len() - 1);
-        let mut replayed = strategy.sampler(&space, 12, 9, &Objective::Throughput, Admissible::any());
+        let mut replayed = strategy.sampler(&space, 12, 9, &Objective::Throughput, Admissible::any(), true);
         for (i, t) in history[..cut].iter().enumerate() {
             let _ = replayed.ask(&space, &history[..i]);
             replayed.tell(t);
@@ -171,7 +171,8 @@ fn a_seed_for_a_larger_database_waits_for_the_defaults_disk_size() {
         defaults.is_default = true;
         defaults.budget = 1 << 30;
         defaults.measurement.disk_bytes = (disk * (1u64 << 30) as f64) as u64;
-        let mut sampler = Strategy::Random.sampler(&space, 10, 1, &Objective::Throughput, Admissible::any());
+        let mut sampler =
+            Strategy::Random.sampler(&space, 10, 1, &Objective::Throughput, Admissible::any(), true);
         let mut history = vec![defaults];
         (0..2)
             .map(|i| {
@@ -265,10 +266,11 @@ fn run_put_backs_as(
 #[test]
 fn the_leading_seeds_put_backs_take_the_place_of_flat_proposals() {
     // The guide seed (10 bits, lz4) leads the defaults by far; its put-backs
-    // follow in the space's order, in place of flat proposals only.
+    // follow in the space's order, in place of flat proposals only; once
+    // none is left, steps of the leader do.
     let (history, origins) = run_put_backs(true, 20, Admissible::any());
     assert_eq!(origins[..3], ["seed:guide", "put-back:bloom_bits", "put-back:compression"], "{origins:?}");
-    assert!(origins[3..].iter().all(|o| o == "model"), "{origins:?}");
+    assert!(origins[3..].iter().all(|o| o.starts_with(STEP_ORIGIN)), "then steps of the leader: {origins:?}");
     let (defaults, seed) = (&history[0].candidate, &history[1].candidate);
     for (t, param) in history[2..4].iter().zip(["bloom_bits", "compression"]) {
         let mut back = seed.clone();
@@ -282,10 +284,11 @@ fn the_leading_seeds_put_backs_take_the_place_of_flat_proposals() {
     );
     let (_, origins) = run_put_backs(false, 0, Admissible::any());
     assert_eq!(
-        origins,
+        origins[..3],
         ["seed:guide", "put-back:bloom_bits", "put-back:compression"],
         "when nothing is left"
     );
+    assert!(origins[3..].iter().all(|o| o.starts_with(STEP_ORIGIN)), "then steps: {origins:?}");
     // Compression that runs alike whatever it is asks no put-back of it.
     let but_compression = |c: &Candidate| {
         let mut c = c.clone();
@@ -294,7 +297,8 @@ fn the_leading_seeds_put_backs_take_the_place_of_flat_proposals() {
     };
     let alike = Admissible::any().with_runs_as(move |c| Some(options(&but_compression(c))));
     let (_, origins) = run_put_backs(false, 0, alike);
-    assert_eq!(origins, ["seed:guide", "put-back:bloom_bits"]);
+    assert_eq!(origins[..2], ["seed:guide", "put-back:bloom_bits"]);
+    assert!(!origins.iter().any(|o| o.ends_with(":compression")), "{origins:?}");
 }
 
 #[test]
@@ -311,12 +315,13 @@ fn a_put_back_that_ran_as_asked_otherwise_is_not_proposed_again() {
     }
     let alike = Admissible::any().with_runs_as(|c| Some(options(&runs_as(c))));
     let (history, origins) = run_put_backs_as(false, 0, alike, runs_as);
-    assert_eq!(origins, ["seed:guide", "put-back:bloom_bits", "put-back:compression"], "once each");
+    assert_eq!(origins[..3], ["seed:guide", "put-back:bloom_bits", "put-back:compression"]);
+    assert!(!origins[3..].iter().any(|o| o.starts_with(PUT_BACK_ORIGIN)), "once each: {origins:?}");
     assert_eq!(history[2].candidate["compression"], Value::Str("snappy".into()), "recorded as it ran");
 }
 
 #[test]
-fn a_leader_the_model_proposed_gets_no_put_backs() {
+fn a_leader_the_model_proposed_gets_steps_not_put_backs() {
     // The model's first proposal beats the seed and the defaults: it leads.
     let space = space();
     let best = Candidate::from([
@@ -333,7 +338,72 @@ fn a_leader_the_model_proposed_gets_no_put_backs() {
     let history = [defaults, seed.clone()];
     assert!(put_backs.ask(&space, &history).unwrap().origin.starts_with(PUT_BACK_ORIGIN), "the seed leads");
     let history = [history[0].clone(), seed, model];
-    assert_eq!(put_backs.ask(&space, &history), None, "nothing left, and the model's leader is not pruned");
+    let next = put_backs.ask(&space, &history).expect("a step");
+    assert!(
+        next.origin.starts_with(STEP_ORIGIN),
+        "nothing left, and the model's leader is not pruned: {next:?}"
+    );
+}
+
+#[test]
+fn a_flat_proposal_goes_to_a_step_of_a_leader_the_model_proposed() {
+    // The model's proposal leads; the strategy's next proposal is flat, so a
+    // one-knob step of the leader takes its place, and no step repeats.
+    let space = space();
+    let best = Candidate::from([
+        ("bloom_bits".to_string(), Value::Int(12)),
+        ("block_cache_share".to_string(), Value::Float(0.3)),
+        ("compression".to_string(), Value::Str("zstd".into())),
+    ]);
+    let mut defaults = record(0, engine_defaults());
+    (defaults.is_default, defaults.origin) = (true, "defaults".into());
+    let seed = TrialRecord { origin: "seed:guide".into(), ..record(1, space.seeds[0].1.clone()) };
+    let model = TrialRecord { origin: "model".into(), ..record(2, best.clone()) };
+    let judged = Judged { rng: StdRng::seed_from_u64(4), flat: true, left: 20 };
+    let mut put_backs = PutBacks::new(Box::new(judged), Objective::Throughput, Admissible::any());
+    let mut history = vec![defaults, seed, model];
+    let mut steps = vec![];
+    for number in 3..8 {
+        let proposal = put_backs.ask(&space, &history).expect("a step");
+        let param = proposal.origin.strip_prefix(STEP_ORIGIN).expect("a step").to_string();
+        let changed: Vec<&String> = best.keys().filter(|k| proposal.candidate[*k] != best[*k]).collect();
+        assert_eq!(changed, [&param], "one knob moved, the one it names");
+        assert!(space.params.iter().any(|p| p.name == param && p.contains(&proposal.candidate[&param])));
+        assert!(!steps.contains(&proposal.candidate), "no step twice");
+        steps.push(proposal.candidate.clone());
+        // Each step scores below the leader, which keeps the lead.
+        let mut t = record(number, proposal.candidate);
+        t.measurement.ops_per_sec = 1.0;
+        t.origin = proposal.origin;
+        history.push(t);
+    }
+    // Where the strategy has nothing left, steps go on until STEP_PATIENCE
+    // of them ran since the leader's trial, none taking the lead.
+    let judged = Judged { rng: StdRng::seed_from_u64(4), flat: true, left: 0 };
+    let mut stopped = PutBacks::new(Box::new(judged), Objective::Throughput, Admissible::any());
+    for number in history.len()..3 + STEP_PATIENCE {
+        let proposal = stopped.ask(&space, &history).expect("a step while patience lasts");
+        assert!(proposal.origin.starts_with(STEP_ORIGIN));
+        let mut t = record(number, proposal.candidate);
+        (t.measurement.ops_per_sec, t.origin) = (1.0, proposal.origin);
+        history.push(t);
+    }
+    assert_eq!(stopped.ask(&space, &history), None, "the leader held against {STEP_PATIENCE} steps");
+}
+
+#[test]
+fn a_step_walks_a_number_across_its_range_and_a_choice_through_its_values() {
+    let space = space();
+    let cache = space.params.iter().find(|p| p.name == "block_cache_share").unwrap();
+    let levels = cache.step_levels();
+    let ends = [levels[0].as_f64().unwrap(), levels[4].as_f64().unwrap()];
+    assert!((ends[0] - 0.05).abs() < 1e-9 && (ends[1] - 0.6).abs() < 1e-9, "{levels:?}");
+    assert!(levels.iter().all(|v| cache.contains(v)), "a log scale's ends decode inside it: {levels:?}");
+    assert_eq!(levels.len(), 5, "{levels:?}");
+    let bloom = space.params.iter().find(|p| p.name == "bloom_bits").unwrap();
+    assert_eq!(bloom.step_levels(), [0, 5, 10, 15, 20].map(Value::Int), "the special 0 is an end already");
+    let compression = space.params.iter().find(|p| p.name == "compression").unwrap();
+    assert_eq!(compression.step_levels().len(), 3);
 }
 
 #[test]
@@ -385,7 +455,7 @@ fn at_the_edge_over_seeds(strategy: Strategy) -> (f64, f64) {
     let space = space();
     let (mut killed, mut proposed, mut bests) = (0, 0, vec![]);
     for seed in 0..9 {
-        let mut sampler = strategy.sampler(&space, 30, seed, &Objective::Throughput, Admissible::any());
+        let mut sampler = strategy.sampler(&space, 30, seed, &Objective::Throughput, Admissible::any(), true);
         let mut history: Vec<TrialRecord> = vec![];
         for number in 0..30 {
             let Some(p) = sampler.ask(&space, &history) else { break };

@@ -167,6 +167,15 @@ impl Space {
         })
     }
 
+    /// The same space without the parameters `held` names (a dataset holds
+    /// them at one value): a search does not vary what no candidate may
+    /// change, nor spends its design and pool on candidates that would.
+    pub fn without(&self, held: &[&str]) -> Space {
+        let mut space = self.clone();
+        space.params.retain(|p| !held.contains(&p.name.as_str()));
+        space
+    }
+
     /// A candidate drawn uniformly (log-uniformly where declared), each
     /// parameter taking one of its special values (0, off, the default)
     /// with probability [`SPECIAL_SHARE`], as LlamaTune samples them.

@@ -148,6 +148,9 @@ pub struct Param {
 /// How often a sampled parameter takes one of its special values.
 pub const SPECIAL_SHARE: f64 = 0.2;
 
+/// Where in a number's encoded range a one-knob step puts it.
+const STEP_POINTS: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
+
 impl Param {
     /// Why the declaration is unusable, if it is.
     pub fn problem(&self) -> Option<String> {
@@ -200,6 +203,24 @@ impl Param {
         }
     }
 
+    /// The values a one-knob step tries (besides the one it starts from):
+    /// every choice; a number at the ends, quarters and middle of its
+    /// encoded range, and its special values. Coarse on purpose: a step
+    /// asks which region of the knob pays, racing settles it.
+    pub fn step_levels(&self) -> Vec<Value> {
+        let mut levels = match &self.domain {
+            Domain::Choice { values } => values.clone(),
+            _ => STEP_POINTS.iter().map(|u| self.decode(*u)).chain(self.special.iter().cloned()).collect(),
+        };
+        let mut distinct = Vec::with_capacity(levels.len());
+        for level in levels.drain(..) {
+            if !distinct.contains(&level) {
+                distinct.push(level);
+            }
+        }
+        distinct
+    }
+
     /// A value drawn uniformly over the encoded range (log-uniform for log
     /// scales), or one of its special values with probability [`SPECIAL_SHARE`].
     pub fn sample(&self, rng: &mut impl Rng) -> Value {
@@ -235,7 +256,11 @@ impl Param {
                 let v = from_unit(u, *min as f64 - 0.5, *max as f64 + 0.5, *log && *min > 0);
                 Value::Int((v.round() as i64).clamp(*min, *max))
             }
-            Domain::Float { min, max, log } => Value::Float(from_unit(u, *min, *max, *log)),
+            // The ends exactly (a log scale's exp(ln(max)) can land a hair
+            // beyond them), so a point at an end is the declared bound.
+            Domain::Float { min, .. } if u == 0.0 => Value::Float(*min),
+            Domain::Float { max, .. } if u == 1.0 => Value::Float(*max),
+            Domain::Float { min, max, log } => Value::Float(from_unit(u, *min, *max, *log).clamp(*min, *max)),
             Domain::Choice { values } => {
                 let index = ((u * values.len() as f64) as usize).min(values.len() - 1);
                 values[index].clone()

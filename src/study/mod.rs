@@ -28,7 +28,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::budget::ByteSize;
 use crate::dataset::Dataset;
-use crate::engine::Engine;
+use crate::engine::{Engine, Held};
 use crate::outcome::{Progress, StudyHeader, StudyOutcome, BASELINE_ORIGIN};
 use crate::racing;
 use crate::record::{Objective, Stage, Status, TrialRecord};
@@ -94,6 +94,17 @@ pub fn admissible(
         trial::would_run(engine, &engine.complete(candidate, full_budget), &dataset, shape, budget)
     })
     .with_runs_as(options)
+}
+
+/// The space a study searches: `space` without the parameters the dataset
+/// holds at one value ([`Engine::held`]; a row cache where it deletes
+/// ranges), and those held. Left in, a held parameter costs the search
+/// most of what it draws: a Sobol point or a uniform draw of a row cache
+/// share is almost never 0, so on tbs every design point was rejected.
+pub fn searched(engine: &dyn Engine, space: &Space, dataset: &Dataset) -> (Space, Vec<Held>) {
+    let mut held = engine.held(dataset);
+    held.retain(|h| space.params.iter().any(|p| p.name == h.name));
+    (space.without(&held.iter().map(|h| h.name).collect::<Vec<_>>()), held)
 }
 
 /// Trials whose candidate the memory model rejects are recorded but do not

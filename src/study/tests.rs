@@ -50,6 +50,7 @@ fn header(trials: usize, confirm_top: usize, confirm_repeats: usize) -> StudyHea
         time_budget_secs: None,
         calibration_secs: 0.0,
         racing: false,
+        early_stop: true,
         quiet: Default::default(),
         confirm_top,
         confirm_repeats,
@@ -111,7 +112,14 @@ impl Run {
 }
 
 fn random(header: &StudyHeader) -> Box<dyn Sampler> {
-    header.strategy.sampler(&space(), header.trials, header.seed, &Objective::Throughput, Admissible::any())
+    header.strategy.sampler(
+        &space(),
+        header.trials,
+        header.seed,
+        &Objective::Throughput,
+        Admissible::any(),
+        true,
+    )
 }
 
 /// Proposes bloom_bits = 2 x the number of trials it was told of, so what

@@ -15,7 +15,7 @@ use rocksdb::statistics::Ticker;
 use rocksdb::{Options, ReadOptions, WaitForCompactOptions, WriteBatch, DB};
 
 use super::{
-    dir_size, knob, Engine, EngineError, KvStore, OptionsFile, OptionsFiles, ParamDoc, Read, Resolved,
+    dir_size, knob, Engine, EngineError, Held, KvStore, OptionsFile, OptionsFiles, ParamDoc, Read, Resolved,
 };
 use crate::budget::ByteSize;
 use crate::dataset::ops::{Batch, Op, OpKind};
@@ -28,36 +28,39 @@ use knobs::{Build, Caches, KNOBS, SHIPPED_BLOCK_CACHE};
 /// RocksDB through the `rocksdb` crate.
 pub struct RocksDb;
 
-/// Unordered writes let readers see a later write before an earlier one
-/// and change what a snapshot reads: only for datasets whose writes declare
-/// they allow it.
-fn unordered_writes_refusal(candidate: &Candidate, dataset: &Dataset) -> Option<EngineError> {
-    let unordered = candidate.get("unordered_write") == Some(&Value::Bool(true));
-    (unordered && !dataset.writes_allow_unordered).then(|| EngineError::NotAllowed {
-        name: "unordered_write".into(),
-        why: format!(
-            "dataset `{}` does not declare `writes_allow_unordered = true`: with unordered writes \
-             readers may see a later write before an earlier one and snapshots are not repeatable, which \
-             its application has not said it tolerates; leave unordered_write = false or set \
-             writes_allow_unordered = true in the dataset file",
-            dataset.name
-        ),
-    })
-}
-
-/// A row cache makes RocksDB refuse range deletes ("Not implemented:
-/// DeleteRange is not compatible with row cache"): none for a dataset that
-/// deletes ranges.
-fn row_cache_refusal(candidate: &Candidate, dataset: &Dataset) -> Option<EngineError> {
-    let row_cache = candidate.get("row_cache_share").and_then(Value::as_f64).unwrap_or(0.0) > 0.0;
-    (row_cache && dataset.deletes_ranges()).then(|| EngineError::NotAllowed {
-        name: "row_cache_share".into(),
-        why: format!(
-            "dataset `{}` deletes key ranges, which RocksDB refuses beside a row cache (DeleteRange is \
-             not compatible with row cache); leave row_cache_share = 0",
-            dataset.name
-        ),
-    })
+/// Options a dataset's own rules hold at one value on RocksDB, each with why.
+fn held(dataset: &Dataset) -> Vec<Held> {
+    let mut held = vec![];
+    // Unordered writes let readers see a later write before an earlier one
+    // and change what a snapshot reads: only for datasets whose writes
+    // declare they allow it.
+    if !dataset.writes_allow_unordered {
+        held.push(Held {
+            name: "unordered_write",
+            value: Value::Bool(false),
+            why: format!(
+                "dataset `{}` does not declare `writes_allow_unordered = true`: with unordered writes readers \
+                 may see a later write before an earlier one and snapshots are not repeatable, which its \
+                 application has not said it tolerates (set writes_allow_unordered = true in the dataset file \
+                 if it does)",
+                dataset.name
+            ),
+        });
+    }
+    // RocksDB refuses a range delete beside a row cache ("Not implemented:
+    // DeleteRange is not compatible with row cache").
+    if dataset.deletes_ranges() {
+        held.push(Held {
+            name: "row_cache_share",
+            value: Value::Float(0.0),
+            why: format!(
+                "dataset `{}` deletes key ranges, which RocksDB refuses beside a row cache (DeleteRange is not \
+                 compatible with row cache)",
+                dataset.name
+            ),
+        });
+    }
+    held
 }
 
 impl Engine for RocksDb {
@@ -95,13 +98,9 @@ impl Engine for RocksDb {
         Ok(Build::new(candidate, budget)?.resolved())
     }
 
-    /// The dataset's own rules for this engine: see [`unordered_writes_refusal`]
-    /// and [`row_cache_refusal`].
-    fn check_dataset(&self, candidate: &Candidate, dataset: &Dataset) -> Result<(), EngineError> {
-        match unordered_writes_refusal(candidate, dataset).or_else(|| row_cache_refusal(candidate, dataset)) {
-            Some(refused) => Err(refused),
-            None => Ok(()),
-        }
+    /// The dataset's own rules for this engine: see [`held`].
+    fn held(&self, dataset: &Dataset) -> Vec<Held> {
+        held(dataset)
     }
 
     fn open(&self, candidate: &Candidate, budget: u64, dir: &Path) -> anyhow::Result<Box<dyn KvStore>> {
@@ -837,6 +836,31 @@ mod tests {
         drop.delete_range(b"a", b"c");
         let refused = s.db.write(drop).unwrap_err().to_string();
         assert!(refused.contains("row cache"), "{refused}");
+    }
+
+    #[test]
+    fn a_study_of_a_dataset_that_deletes_ranges_searches_no_row_cache() {
+        let space = crate::space::Space::find("rocksdb", &RocksDb.param_names()).unwrap();
+        let tbs = Dataset::find("tbs").unwrap();
+        let (searched, held) = crate::study::searched(&RocksDb, &space, &tbs);
+        assert_eq!(held.iter().map(|h| h.name).collect::<Vec<_>>(), ["row_cache_share"]);
+        assert_eq!(searched.params.len(), space.params.len() - 1);
+        // Every draw of the searched space passes the dataset's rules; of
+        // the whole space, most would not.
+        let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(7);
+        let passes = |s: &crate::space::Space, rng: &mut rand::rngs::StdRng| {
+            (0..100)
+                .filter(|_| RocksDb.check_dataset(&RocksDb.complete(&s.sample(rng), GIB), &tbs).is_ok())
+                .count()
+        };
+        assert_eq!(passes(&searched, &mut rng), 100);
+        assert!(passes(&space, &mut rng) < 50);
+        let (all, none) = crate::study::searched(&RocksDb, &space, &Dataset::find("spork").unwrap());
+        assert_eq!(
+            (all.params.len(), none),
+            (space.params.len(), vec![]),
+            "spork holds nothing the space searches"
+        );
     }
 
     /// A store for `candidate` at a small budget, in `dir`.
