@@ -320,10 +320,9 @@ fn a_put_back_that_ran_as_asked_otherwise_is_not_proposed_again() {
     assert_eq!(history[2].candidate["compression"], Value::Str("snappy".into()), "recorded as it ran");
 }
 
-#[test]
-fn a_leader_the_model_proposed_gets_steps_not_put_backs() {
-    // The model's first proposal beats the seed and the defaults: it leads.
-    let space = space();
+/// The defaults, the guide seed and the model's first proposal, which
+/// beats both and leads: the history, and the leader's candidate.
+fn the_model_leads(space: &Space) -> (Vec<TrialRecord>, Candidate) {
     let best = Candidate::from([
         ("bloom_bits".to_string(), Value::Int(12)),
         ("block_cache_share".to_string(), Value::Float(0.3)),
@@ -332,12 +331,18 @@ fn a_leader_the_model_proposed_gets_steps_not_put_backs() {
     let mut defaults = record(0, engine_defaults());
     (defaults.is_default, defaults.origin) = (true, "defaults".into());
     let seed = TrialRecord { origin: "seed:guide".into(), ..record(1, space.seeds[0].1.clone()) };
-    let model = TrialRecord { origin: "model".into(), ..record(2, best) };
+    let model = TrialRecord { origin: "model".into(), ..record(2, best.clone()) };
+    (vec![defaults, seed, model], best)
+}
+
+#[test]
+fn a_leader_the_model_proposed_gets_steps_not_put_backs() {
+    let space = space();
+    let (history, _) = the_model_leads(&space);
     let judged = Judged { rng: StdRng::seed_from_u64(4), flat: true, left: 1 };
     let mut put_backs = PutBacks::new(Box::new(judged), Objective::Throughput, Admissible::any());
-    let history = [defaults, seed.clone()];
-    assert!(put_backs.ask(&space, &history).unwrap().origin.starts_with(PUT_BACK_ORIGIN), "the seed leads");
-    let history = [history[0].clone(), seed, model];
+    let seed_leads = &history[..2];
+    assert!(put_backs.ask(&space, seed_leads).unwrap().origin.starts_with(PUT_BACK_ORIGIN), "the seed leads");
     let next = put_backs.ask(&space, &history).expect("a step");
     assert!(
         next.origin.starts_with(STEP_ORIGIN),
@@ -350,18 +355,9 @@ fn a_flat_proposal_goes_to_a_step_of_a_leader_the_model_proposed() {
     // The model's proposal leads; the strategy's next proposal is flat, so a
     // one-knob step of the leader takes its place, and no step repeats.
     let space = space();
-    let best = Candidate::from([
-        ("bloom_bits".to_string(), Value::Int(12)),
-        ("block_cache_share".to_string(), Value::Float(0.3)),
-        ("compression".to_string(), Value::Str("zstd".into())),
-    ]);
-    let mut defaults = record(0, engine_defaults());
-    (defaults.is_default, defaults.origin) = (true, "defaults".into());
-    let seed = TrialRecord { origin: "seed:guide".into(), ..record(1, space.seeds[0].1.clone()) };
-    let model = TrialRecord { origin: "model".into(), ..record(2, best.clone()) };
+    let (mut history, best) = the_model_leads(&space);
     let judged = Judged { rng: StdRng::seed_from_u64(4), flat: true, left: 20 };
     let mut put_backs = PutBacks::new(Box::new(judged), Objective::Throughput, Admissible::any());
-    let mut history = vec![defaults, seed, model];
     let mut steps = vec![];
     for number in 3..8 {
         let proposal = put_backs.ask(&space, &history).expect("a step");
