@@ -998,3 +998,28 @@ fn a_journal_read_puts_the_last_limits_a_resume_set_in_force_and_keeps_the_first
     create(plain.path(), &header(3, 1, 3)).unwrap();
     assert_eq!(journal::read_study(plain.path()).unwrap().header, header(3, 1, 3));
 }
+
+#[test]
+fn a_study_of_a_dataset_that_deletes_ranges_searches_no_row_cache() {
+    let space = Space::find("rocksdb", &RocksDb.param_names()).unwrap();
+    let tbs = Dataset::find("tbs").unwrap();
+    let (narrowed, held) = searched(&RocksDb, &space, &tbs);
+    assert_eq!(held.iter().map(|h| h.name).collect::<Vec<_>>(), ["row_cache_share"]);
+    assert_eq!(narrowed.params.len(), space.params.len() - 1);
+    // Every draw of the searched space passes the dataset's rules; of
+    // the whole space, most would not.
+    let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(7);
+    let passes = |s: &Space, rng: &mut rand::rngs::StdRng| {
+        (0..100)
+            .filter(|_| RocksDb.check_dataset(&RocksDb.complete(&s.sample(rng), 1 << 30), &tbs).is_ok())
+            .count()
+    };
+    assert_eq!(passes(&narrowed, &mut rng), 100);
+    assert!(passes(&space, &mut rng) < 50);
+    let (all, none) = searched(&RocksDb, &space, &Dataset::find("spork").unwrap());
+    assert_eq!(
+        (all.params.len(), none),
+        (space.params.len(), vec![]),
+        "spork holds nothing the space searches"
+    );
+}

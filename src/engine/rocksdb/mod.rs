@@ -838,31 +838,6 @@ mod tests {
         assert!(refused.contains("row cache"), "{refused}");
     }
 
-    #[test]
-    fn a_study_of_a_dataset_that_deletes_ranges_searches_no_row_cache() {
-        let space = crate::space::Space::find("rocksdb", &RocksDb.param_names()).unwrap();
-        let tbs = Dataset::find("tbs").unwrap();
-        let (searched, held) = crate::study::searched(&RocksDb, &space, &tbs);
-        assert_eq!(held.iter().map(|h| h.name).collect::<Vec<_>>(), ["row_cache_share"]);
-        assert_eq!(searched.params.len(), space.params.len() - 1);
-        // Every draw of the searched space passes the dataset's rules; of
-        // the whole space, most would not.
-        let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(7);
-        let passes = |s: &crate::space::Space, rng: &mut rand::rngs::StdRng| {
-            (0..100)
-                .filter(|_| RocksDb.check_dataset(&RocksDb.complete(&s.sample(rng), GIB), &tbs).is_ok())
-                .count()
-        };
-        assert_eq!(passes(&searched, &mut rng), 100);
-        assert!(passes(&space, &mut rng) < 50);
-        let (all, none) = crate::study::searched(&RocksDb, &space, &Dataset::find("spork").unwrap());
-        assert_eq!(
-            (all.params.len(), none),
-            (space.params.len(), vec![]),
-            "spork holds nothing the space searches"
-        );
-    }
-
     /// A store for `candidate` at a small budget, in `dir`.
     fn store(candidate: &Candidate, dir: &Path) -> RocksStore {
         RocksStore::open(dir, Build::new(candidate, 64 * MIB).unwrap()).unwrap()
