@@ -350,6 +350,59 @@ fn a_leader_the_model_proposed_gets_steps_not_put_backs() {
     );
 }
 
+/// A [`Judged`] strategy that prefers the candidate `by` scores highest,
+/// as bayes prefers the highest upper bound.
+struct Preferring {
+    judged: Judged,
+    by: fn(&Candidate) -> f64,
+}
+
+impl Sampler for Preferring {
+    fn ask(&mut self, space: &Space, history: &[TrialRecord]) -> Option<Proposal> {
+        self.judged.ask(space, history)
+    }
+
+    fn flat(&self) -> bool {
+        self.judged.flat()
+    }
+
+    fn prefer(&mut self, _space: &Space, _history: &[TrialRecord], candidates: &[Candidate]) -> usize {
+        (0..candidates.len())
+            .max_by(|a, b| (self.by)(&candidates[*a]).total_cmp(&(self.by)(&candidates[*b])))
+            .unwrap()
+    }
+}
+
+#[test]
+fn a_leading_seeds_put_backs_and_steps_are_pooled_for_the_strategy_to_pick() {
+    // The guide seed leads with two put-backs left; a strategy that prefers
+    // a larger cache picks a step of the cache before either, then, the
+    // step having lost, a put-back still in the pool.
+    let space = space();
+    let mut defaults = record(0, engine_defaults());
+    (defaults.is_default, defaults.origin) = (true, "defaults".into());
+    let seed = TrialRecord { origin: "seed:guide".into(), ..record(1, space.seeds[0].1.clone()) };
+    let mut history = vec![defaults, seed];
+    let cache = |c: &Candidate| c.get("block_cache_share").and_then(Value::as_f64).unwrap_or(0.0);
+    let judged = Judged { rng: StdRng::seed_from_u64(4), flat: true, left: 20 };
+    let mut pooled =
+        PutBacks::new(Box::new(Preferring { judged, by: cache }), Objective::Throughput, Admissible::any());
+    let first = pooled.ask(&space, &history).expect("a move");
+    assert_eq!(first.origin, "step:block_cache_share", "the preferred move, not the first put-back");
+    assert!((cache(&first.candidate) - 0.6).abs() < 1e-9, "the cache's far end: {first:?}");
+    let mut lost = record(2, first.candidate);
+    (lost.measurement.ops_per_sec, lost.origin) = (1.0, first.origin);
+    history.push(lost);
+    let no_bloom = |c: &Candidate| -c.get("bloom_bits").and_then(Value::as_f64).unwrap_or(0.0);
+    let judged = Judged { rng: StdRng::seed_from_u64(4), flat: true, left: 20 };
+    let mut pooled = PutBacks::new(
+        Box::new(Preferring { judged, by: no_bloom }),
+        Objective::Throughput,
+        Admissible::any(),
+    );
+    assert_eq!(pooled.ask(&space, &history).unwrap().origin, "put-back:bloom_bits");
+}
+
 #[test]
 fn a_flat_proposal_goes_to_a_step_of_a_leader_the_model_proposed() {
     // The model's proposal leads; the strategy's next proposal is flat, so a
