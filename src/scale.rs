@@ -131,7 +131,9 @@ pub fn smallest(full_budget: u64) -> Scale {
 
 /// Picks the largest scale whose budget fits the machine (at most half its
 /// memory, leaving room for the page cache and kvtune) and whose trial,
-/// predicted from two measured calibration runs, takes about `target_secs`.
+/// predicted from two measured calibration runs, takes about `target_secs`;
+/// a choice past them is run once more where it was made, and one scale
+/// smaller where it took longer than the target.
 /// `measure(scale)` replays the defaults at that scale and returns seconds.
 pub fn choose(
     full_budget: u64,
@@ -155,6 +157,7 @@ pub fn choose(
     while scale.shift > memory_scale.shift && predict(Scale { shift: scale.shift - 1 }) <= target_secs {
         scale.shift -= 1;
     }
+    let checked = checked_at_the_choice(scale, larger, target_secs, measure)?;
     let mut reason = format!(
         "calibration: RocksDB's defaults replayed the workload at budget {} in {:.1} s and at {} in {:.1} s; scale {} (budget {}) predicts {:.0} s a trial against a target of {:.0} s",
         ByteSize(small.apply(full_budget)),
@@ -166,6 +169,19 @@ pub fn choose(
         predict(scale),
         target_secs
     );
+    if let Some((measured, kept)) = checked {
+        reason.push_str(&match kept {
+            true => format!("; measured there: {measured:.1} s"),
+            false => format!(
+                "; measured there it took {measured:.1} s, over the target, so scale {} (budget {})",
+                Scale { shift: scale.shift + 1 },
+                ByteSize(Scale { shift: scale.shift + 1 }.apply(full_budget))
+            ),
+        });
+        if !kept {
+            scale.shift += 1;
+        }
+    }
     if scale == memory_scale && memory_scale.shift > 0 {
         reason.push_str(&format!(
             "; the machine's {} of memory allows no larger scale",
@@ -173,6 +189,25 @@ pub fn choose(
         ));
     }
     Ok(ScaleChoice { scale, reason })
+}
+
+/// A choice predicted past the calibration's larger scale, measured where
+/// it was made: the seconds there and whether they are within the target
+/// (`None` where the calibration measured the choice itself). Two runs at
+/// the smallest scales extrapolate short: on spork the main job's choice
+/// of 1/128 predicted 18 s a trial and its trials took 20-25 s, which left
+/// 13 search trials of 30 minutes; one step back halves the trial.
+fn checked_at_the_choice(
+    scale: Scale,
+    larger: Scale,
+    target_secs: f64,
+    measure: &mut dyn FnMut(Scale) -> anyhow::Result<f64>,
+) -> anyhow::Result<Option<(f64, bool)>> {
+    if scale >= larger {
+        return Ok(None);
+    }
+    let measured = measure(scale)?;
+    Ok(Some((measured, measured <= target_secs)))
 }
 
 /// Where a study re-measures its contenders after the verdict: `off`, a
@@ -294,5 +329,36 @@ mod tests {
         let choice = choose(128 * GIB, 24 * GIB, 40.0, &mut fast).unwrap();
         assert_eq!(choice.scale.apply(128 * GIB), 8 * GIB, "{}", choice.reason);
         assert!(choice.reason.contains("allows no larger scale"));
+    }
+
+    #[test]
+    fn a_choice_past_the_calibration_is_measured_and_stepped_back_if_slow() {
+        // 2 s at 64 MiB and 4 s at 128 MiB predict 16 s at 512 MiB, under a
+        // 20 s target; measured there, it takes `at_512` seconds.
+        let calibrated = |at_512: f64| {
+            let mut measured = vec![];
+            let mut measure = |s: Scale| {
+                measured.push(s.apply(128 * GIB) / MIB);
+                Ok(match s.apply(128 * GIB) / MIB {
+                    64 => 2.0,
+                    128 => 4.0,
+                    512 => at_512,
+                    other => panic!("not measured at {other} MiB"),
+                })
+            };
+            let choice = choose(128 * GIB, 24 * GIB, 20.0, &mut measure).unwrap();
+            (choice, measured)
+        };
+        let (kept, measured) = calibrated(18.0);
+        assert_eq!(measured, [64, 128, 512]);
+        assert_eq!(kept.scale.apply(128 * GIB), 512 * MIB, "{}", kept.reason);
+        assert!(kept.reason.contains("measured there: 18.0 s"), "{}", kept.reason);
+        let (stepped, _) = calibrated(25.0);
+        assert_eq!(stepped.scale.apply(128 * GIB), 256 * MIB, "{}", stepped.reason);
+        assert!(
+            stepped.reason.contains("took 25.0 s, over the target, so scale 1/512"),
+            "{}",
+            stepped.reason
+        );
     }
 }
