@@ -404,6 +404,30 @@ fn a_leading_seeds_put_backs_and_steps_are_pooled_for_the_strategy_to_pick() {
 }
 
 #[test]
+fn beside_a_leader_the_model_found_its_flat_proposal_competes_with_the_steps() {
+    // The model's proposal leads; a strategy that prefers what lies
+    // furthest from the leader picks its own flat proposal over every
+    // one-knob step. Where the guide seed leads, the same preference picks
+    // among the seed's moves only: its own proposal is not in the running.
+    fn knobs_moved(c: &Candidate) -> f64 {
+        let best = the_model_leads(&space()).1;
+        best.iter().filter(|(k, v)| c.get(*k) != Some(v)).count() as f64
+    }
+    let space = space();
+    let (history, _) = the_model_leads(&space);
+    let judged = Judged { rng: StdRng::seed_from_u64(4), flat: true, left: 20 };
+    let preferring = Preferring { judged, by: knobs_moved };
+    let mut put_backs = PutBacks::new(Box::new(preferring), Objective::Throughput, Admissible::any());
+    assert_eq!(put_backs.ask(&space, &history).unwrap().origin, "model");
+    let judged = Judged { rng: StdRng::seed_from_u64(4), flat: true, left: 20 };
+    let preferring = Preferring { judged, by: knobs_moved };
+    let mut put_backs = PutBacks::new(Box::new(preferring), Objective::Throughput, Admissible::any());
+    let seed_leads = &history[..2];
+    let origin = put_backs.ask(&space, seed_leads).unwrap().origin;
+    assert!(origin.starts_with(PUT_BACK_ORIGIN) || origin.starts_with(STEP_ORIGIN), "{origin}");
+}
+
+#[test]
 fn a_flat_proposal_goes_to_a_step_of_a_leader_the_model_proposed() {
     // The model's proposal leads; the strategy's next proposal is flat, so a
     // one-knob step of the leader takes its place, and no step repeats.
