@@ -169,18 +169,16 @@ pub fn choose(
         predict(scale),
         target_secs
     );
-    if let Some((measured, kept)) = checked {
-        reason.push_str(&match kept {
-            true => format!("; measured there: {measured:.1} s"),
-            false => format!(
-                "; measured there it took {measured:.1} s, over the target, so scale {} (budget {})",
-                Scale { shift: scale.shift + 1 },
-                ByteSize(Scale { shift: scale.shift + 1 }.apply(full_budget))
-            ),
-        });
-        if !kept {
+    match checked {
+        Some((measured, true)) => reason.push_str(&format!("; measured there: {measured:.1} s")),
+        Some((measured, false)) => {
             scale.shift += 1;
+            reason.push_str(&format!(
+                "; measured there it took {measured:.1} s, over the target, so scale {scale} (budget {})",
+                ByteSize(scale.apply(full_budget))
+            ));
         }
+        None => {}
     }
     if scale == memory_scale && memory_scale.shift > 0 {
         reason.push_str(&format!(

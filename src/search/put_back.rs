@@ -90,8 +90,9 @@ pub fn one_change_back(
 /// steps alone, beside which the strategy's own flat proposal stays in the
 /// running (on the benchmark's table, whose leaders the model finds,
 /// steps in place of it took bayes from 13 trials to within 5% of the
-/// best to 16; pooled with it, 13). Once the strategy has `stopped`, the pool is offered while
-/// fewer than [`STEP_PATIENCE`] of its moves ran since the leader's trial.
+/// best to 16; pooled with it, 13). Once the strategy has `stopped`, the
+/// pool is offered while fewer than [`STEP_PATIENCE`] of its moves ran
+/// since the leader's trial.
 ///
 /// Pooled, not put-backs first: on tbs at twice the budget the leading
 /// seed's put-backs took 22 of a 30-minute run's 45 trials, while the steps
@@ -109,16 +110,13 @@ fn moves(
         return (vec![], false);
     };
     let pruned = leader.origin.starts_with(SEED_ORIGIN) || leader.origin.starts_with(PUT_BACK_ORIGIN);
-    let defaults = history.iter().find(|t| t.is_default && t.stage == Stage::Search);
     let alike = |a: &Candidate, b: &Candidate| admissible.runs_alike(a, b);
-    let mut backs = match defaults.filter(|_| pruned) {
-        Some(defaults) => one_change_back(&leader.candidate, &defaults.candidate, alike),
-        None => vec![],
+    let mut backs = match pruned {
+        true => fresh_put_backs(space, history, leader, admissible),
+        false => vec![],
     };
-    admissible.retain_fresh(history, &mut backs);
-    let searched = |name: &str| space.params.iter().position(|p| p.name == name);
-    backs.sort_by_key(|(name, _)| searched(name).unwrap_or(usize::MAX));
-    let unseen = backs.iter().position(|(name, _)| searched(name).is_none()).unwrap_or(backs.len());
+    let searched = |name: &String| space.params.iter().any(|p| &p.name == name);
+    let unseen = backs.iter().position(|(name, _)| !searched(name)).unwrap_or(backs.len());
     let labelled = |origin: &str, moves: Vec<(String, Candidate)>| {
         moves.into_iter().map(|(name, c)| (format!("{origin}{name}"), c)).collect::<Vec<_>>()
     };
@@ -140,6 +138,25 @@ fn moves(
     let mut pool = labelled(PUT_BACK_ORIGIN, backs);
     pool.extend(labelled(STEP_ORIGIN, steps));
     (pool, pruned)
+}
+
+/// The leader's put-backs the study would run and has not, the space's
+/// parameters first in its order, then those it does not search.
+fn fresh_put_backs(
+    space: &Space,
+    history: &[TrialRecord],
+    leader: &TrialRecord,
+    admissible: &Admissible,
+) -> Vec<(String, Candidate)> {
+    let Some(defaults) = history.iter().find(|t| t.is_default && t.stage == Stage::Search) else {
+        return vec![];
+    };
+    let alike = |a: &Candidate, b: &Candidate| admissible.runs_alike(a, b);
+    let mut backs = one_change_back(&leader.candidate, &defaults.candidate, alike);
+    admissible.retain_fresh(history, &mut backs);
+    let order = |name: &str| space.params.iter().position(|p| p.name == name).unwrap_or(usize::MAX);
+    backs.sort_by_key(|(name, _)| order(name));
+    backs
 }
 
 /// `set`'s one-knob steps: for each parameter of the space, `set` with it
