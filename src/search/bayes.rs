@@ -42,10 +42,12 @@ const STARTS: usize = 4;
 const POLISH_ITERATIONS: u64 = 60;
 /// When the expected improvement stays below what a run can resolve for
 /// this many asks in a row, the model has nothing left worth a trial and the
-/// search stops; but not before it has made this many proposals of its own,
+/// search stops; but not before this many proposals of its own have run,
 /// since a model of a few points is too sure of itself.
 const STOP_AFTER: usize = 3;
 const MIN_PROPOSALS: usize = 20;
+/// The origin of the model's own proposals.
+const MODEL_ORIGIN: &str = "model";
 /// What a run can resolve, in log units, before racing has measured it:
 /// 2%; measured, it stays between 1% and 10%.
 const RESOLVABLE: (f64, f64, f64) = (0.02, 0.01, 0.10);
@@ -59,8 +61,6 @@ pub struct BayesSampler {
     /// Asks in a row whose proposal's expected improvement was below what a
     /// run can resolve.
     flat: usize,
-    /// Proposals the model has made.
-    proposed: usize,
     /// Whether it may judge that nothing is left ([`BayesSampler::stopping`]).
     stops: bool,
     /// Only admissible candidates are proposed: the acquisition is
@@ -347,15 +347,7 @@ fn matern52(squared: f64) -> f64 {
 
 impl BayesSampler {
     pub fn new(space: &Space, objective: Objective, rng: StdRng, admissible: Admissible) -> Self {
-        BayesSampler {
-            encoding: Encoding::new(space),
-            objective,
-            rng,
-            flat: 0,
-            proposed: 0,
-            stops: true,
-            admissible,
-        }
+        BayesSampler { encoding: Encoding::new(space), objective, rng, flat: 0, stops: true, admissible }
     }
 
     /// The same, stopping itself when nothing is left worth a run (the
@@ -366,11 +358,19 @@ impl BayesSampler {
     }
 }
 
+/// The model's proposals that ran, counted from the history rather than the
+/// asks: a proposal the strategy around it set aside for a step never ran
+/// (on tbs, counting asks stopped the search 20 minutes into 30), and a
+/// resumed study counts what it had already run.
+fn ran_of_its_own(history: &[TrialRecord]) -> usize {
+    history.iter().filter(|t| t.stage == Stage::Search && t.origin == MODEL_ORIGIN).count()
+}
+
 /// Why a bayes search stops by itself, in a user's words.
 pub fn nothing_left_means() -> String {
     format!(
         "the model's expected improvement stayed below what one run resolves for {STOP_AFTER} proposals in a row, \
-         after {MIN_PROPOSALS} of its own"
+         after {MIN_PROPOSALS} of its own had run"
     )
 }
 
@@ -625,7 +625,7 @@ impl BayesSampler {
         let (mean, variance) = model.predict_mean_variance(x);
         let ei = expected_improvement(mean, variance, best);
         self.flat = if ei * model.sd < resolvable(history, &self.objective) { self.flat + 1 } else { 0 };
-        self.stops && self.flat >= STOP_AFTER && self.proposed >= MIN_PROPOSALS
+        self.stops && self.flat >= STOP_AFTER && ran_of_its_own(history) >= MIN_PROPOSALS
     }
 
     /// The models of `history`: the objective's, and where runs were
@@ -675,8 +675,7 @@ impl Sampler for BayesSampler {
         if self.nothing_left(model, &observations.xs, x, history) {
             return None;
         }
-        self.proposed += 1;
-        Some(Proposal { candidate: encoding.decode(space, x), origin: "model".into() })
+        Some(Proposal { candidate: encoding.decode(space, x), origin: MODEL_ORIGIN.into() })
     }
 
     fn flat(&self) -> bool {

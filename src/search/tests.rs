@@ -83,7 +83,7 @@ fn run_within(
     let (mut history, mut origins) = (vec![], vec![]);
     for number in 0..n {
         let Some(p) = sampler.ask(&space, &history) else { break };
-        let t = record(number, p.candidate);
+        let t = TrialRecord { origin: p.origin.clone(), ..record(number, p.candidate) };
         sampler.tell(&t);
         origins.push(p.origin);
         history.push(t);
@@ -491,6 +491,25 @@ fn grid_walks_exactly_its_levels() {
             _ => unreachable!(),
         };
         assert!(levels.contains(&t.candidate["compression"]));
+    }
+}
+
+#[test]
+fn bayes_stops_itself_only_once_twenty_of_its_proposals_ran() {
+    // Asked 60 times, it judges nothing is left and stops, only after 20
+    // of its proposals are in the history.
+    let (history, _) = run(Strategy::Bayes, 4, 60);
+    let own = |h: &[TrialRecord]| h.iter().filter(|t| t.origin == "model").count();
+    assert!(history.len() < 60, "never stopped in 60 asks");
+    assert!(own(&history) >= 20, "stopped after {} of its own", own(&history));
+    // The same asks where its proposals were set aside (something else
+    // ran each time): it keeps proposing.
+    let space = space();
+    let mut sampler = Strategy::Bayes.sampler(&space, 60, 4, &Objective::Throughput, Admissible::any(), true);
+    let mut set_aside = vec![];
+    for number in 0..history.len() + 3 {
+        let p = sampler.ask(&space, &set_aside).expect("stopped though none of its proposals ran");
+        set_aside.push(TrialRecord { origin: "step:elsewhere".into(), ..record(number, p.candidate) });
     }
 }
 
