@@ -44,8 +44,8 @@ impl Start {
 }
 
 /// The seeds a study leaves out, each with why: those whose `[seed_when]`
-/// asks for a larger database on disk, against the budget, than the
-/// defaults' first successful run left (none before that run). A seed that
+/// the database the defaults' first successful run left on disk does not
+/// meet (none before that run). A seed that
 /// ran anyway (proposed by a worker before the defaults' result was in) is
 /// not left out: the report must not say so of a trial it lists.
 pub fn seeds_left_out(space: &Space, history: &[TrialRecord]) -> Vec<(String, String)> {
@@ -53,17 +53,12 @@ pub fn seeds_left_out(space: &Space, history: &[TrialRecord]) -> Vec<(String, St
         return vec![];
     };
     let disk_ratio = defaults.measurement.disk_bytes as f64 / defaults.budget.max(1) as f64;
+    let bytes_per_key = defaults.measurement.bytes_per_key;
     space
         .seed_when
         .iter()
-        .filter(|(name, when)| disk_ratio < when.min_disk_ratio && !ran(history, name))
-        .map(|(name, when)| {
-            let why = format!(
-                "it is for a database of at least {} times the budget on disk, and the defaults' was {disk_ratio:.2} times",
-                when.min_disk_ratio
-            );
-            (name.clone(), why)
-        })
+        .filter(|(name, _)| !ran(history, name))
+        .filter_map(|(name, when)| Some((name.clone(), when.rules_out(disk_ratio, bytes_per_key)?)))
         .collect()
 }
 

@@ -160,7 +160,7 @@ fn the_models_start_from_the_seeds_then_a_sobol_design() {
 }
 
 #[test]
-fn a_seed_for_a_larger_database_waits_for_the_defaults_disk_size() {
+fn a_seed_for_a_larger_database_or_larger_values_waits_for_the_defaults_run() {
     let text = format!(
         "{SPACE}\n[seeds.small]\nblock_cache_share = 0.05\n[seed_when.small]\nmin_disk_ratio = 0.75\n"
     );
@@ -197,6 +197,22 @@ fn a_seed_for_a_larger_database_waits_for_the_defaults_disk_size() {
         left_out[0].1.contains("0.75 times the budget") && left_out[0].1.contains("0.65 times"),
         "{left_out:?}"
     );
+    // A seed for large values waits for the defaults' bytes a key.
+    let text = format!(
+        "{SPACE}\n[seeds.large]\ncompression = \"none\"\n[seed_when.large]\nmin_bytes_per_key = 500\n"
+    );
+    let space = Space::parse("t", &text, &["bloom_bits", "block_cache_share", "compression"]).unwrap();
+    let left_out = |bytes_per_key: Option<f64>| {
+        let mut defaults = record(0, Candidate::new());
+        (defaults.is_default, defaults.budget, defaults.measurement.bytes_per_key) =
+            (true, 100, bytes_per_key);
+        seeds_left_out(&space, &[defaults])
+    };
+    assert!(left_out(Some(715.0)).is_empty(), "tbs's values are large");
+    let small = left_out(Some(165.0));
+    assert_eq!(small.len(), 1, "spork's are not");
+    assert!(small[0].1.contains("500 bytes a key") && small[0].1.contains("had 165"), "{small:?}");
+    assert!(left_out(None).is_empty(), "unmeasured, it runs");
 }
 
 /// A candidate as options, for an engine that runs candidates as they are.
@@ -427,6 +443,19 @@ fn beside_a_leader_the_model_found_its_flat_proposal_competes_with_the_steps() {
     assert!(origin.starts_with(PUT_BACK_ORIGIN) || origin.starts_with(STEP_ORIGIN), "{origin}");
 }
 
+/// A trial of `proposal` scoring far below any leader, which keeps the lead.
+fn losing(number: usize, proposal: Proposal) -> TrialRecord {
+    let mut t = record(number, proposal.candidate);
+    (t.measurement.ops_per_sec, t.origin) = (1.0, proposal.origin);
+    t
+}
+
+/// Put-backs around a strategy that has nothing left.
+fn around_a_stopped_strategy() -> PutBacks {
+    let judged = Judged { rng: StdRng::seed_from_u64(4), flat: true, left: 0 };
+    PutBacks::new(Box::new(judged), Objective::Throughput, Admissible::any())
+}
+
 #[test]
 fn a_flat_proposal_goes_to_a_step_of_a_leader_the_model_proposed() {
     // The model's proposal leads; the strategy's next proposal is flat, so a
@@ -444,24 +473,38 @@ fn a_flat_proposal_goes_to_a_step_of_a_leader_the_model_proposed() {
         assert!(space.params.iter().any(|p| p.name == param && p.contains(&proposal.candidate[&param])));
         assert!(!steps.contains(&proposal.candidate), "no step twice");
         steps.push(proposal.candidate.clone());
-        // Each step scores below the leader, which keeps the lead.
-        let mut t = record(number, proposal.candidate);
-        t.measurement.ops_per_sec = 1.0;
-        t.origin = proposal.origin;
-        history.push(t);
+        history.push(losing(number, proposal));
     }
     // Where the strategy has nothing left, steps go on until STEP_PATIENCE
     // of them ran since the leader's trial, none taking the lead.
-    let judged = Judged { rng: StdRng::seed_from_u64(4), flat: true, left: 0 };
-    let mut stopped = PutBacks::new(Box::new(judged), Objective::Throughput, Admissible::any());
+    let mut stopped = around_a_stopped_strategy();
     for number in history.len()..3 + STEP_PATIENCE {
         let proposal = stopped.ask(&space, &history).expect("a step while patience lasts");
         assert!(proposal.origin.starts_with(STEP_ORIGIN));
-        let mut t = record(number, proposal.candidate);
-        (t.measurement.ops_per_sec, t.origin) = (1.0, proposal.origin);
-        history.push(t);
+        history.push(losing(number, proposal));
     }
     assert_eq!(stopped.ask(&space, &history), None, "the leader held against {STEP_PATIENCE} steps");
+}
+
+#[test]
+fn each_knob_is_stepped_once_before_any_is_stepped_twice() {
+    // The strategy picks the first of its pool, a step of the space's first
+    // parameter while it has one left; the pool holds only the steps of the
+    // knobs stepped least, so three rounds of steps go round the three knobs.
+    let space = space();
+    let (mut history, _) = the_model_leads(&space);
+    let mut stopped = around_a_stopped_strategy();
+    let mut stepped = vec![];
+    for number in 3..9 {
+        let proposal = stopped.ask(&space, &history).expect("a step");
+        stepped.push(proposal.origin.strip_prefix(STEP_ORIGIN).expect("a step").to_string());
+        history.push(losing(number, proposal));
+    }
+    for round in stepped.chunks(3) {
+        let mut knobs = round.to_vec();
+        knobs.sort();
+        assert_eq!(knobs, ["block_cache_share", "bloom_bits", "compression"], "{stepped:?}");
+    }
 }
 
 #[test]

@@ -49,17 +49,52 @@ pub enum SpaceError {
     SeedWhen { path: PathBuf, seed: String, problem: String },
 }
 
-/// When a seed is worth a trial, by the data the study replays: a seed made
-/// for data larger than memory (a small block cache, leaving memory to the
-/// page cache) costs a trial where the data fits. The measure is the
-/// defaults' database on disk, which the page cache must hold, not the user
-/// data: spork's is 1.03 times the budget but compresses to 0.65 on disk.
+/// When a seed is worth a trial, by the data the study replays, as the
+/// defaults' first run left it on disk: a seed made for data larger than
+/// memory (a small block cache, leaving memory to the page cache) costs a
+/// trial where the data fits, one for large values (blob files) where the
+/// values are small. The measure is the database on disk, which the page
+/// cache must hold, not the user data: spork's is 1.03 times the budget but
+/// compresses to 0.65 on disk.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SeedWhen {
-    /// The seed runs only where the defaults' database, as the study's
-    /// first run left it on disk, is at least this many times the budget.
-    pub min_disk_ratio: f64,
+    /// The seed runs only where the defaults' database is at least this
+    /// many times the budget.
+    pub min_disk_ratio: Option<f64>,
+    /// The seed runs only where the defaults' database holds at least this
+    /// many bytes a key (keys and values, compressed, over the keys).
+    pub min_bytes_per_key: Option<f64>,
+}
+
+impl SeedWhen {
+    /// Why the seed is not worth a trial where the defaults' database was
+    /// `disk_ratio` times the budget with `bytes_per_key` (unmeasured: no
+    /// reason), or `None`.
+    pub fn rules_out(&self, disk_ratio: f64, bytes_per_key: Option<f64>) -> Option<String> {
+        if let Some(min) = self.min_disk_ratio.filter(|min| disk_ratio < *min) {
+            return Some(format!(
+                "it is for a database of at least {min} times the budget on disk, and the defaults' was {disk_ratio:.2} times"
+            ));
+        }
+        let (min, had) = self.min_bytes_per_key.zip(bytes_per_key).filter(|(min, had)| had < min)?;
+        Some(format!("it is for values large enough to leave at least {min:.0} bytes a key on disk, and the defaults' database had {had:.0}"))
+    }
+
+    /// What is wrong with the condition as written, if anything.
+    fn problem(&self) -> Option<String> {
+        let named = [
+            ("min_disk_ratio", self.min_disk_ratio, "the database on disk over the budget"),
+            ("min_bytes_per_key", self.min_bytes_per_key, "bytes on disk a key"),
+        ];
+        if named.iter().all(|(_, value, _)| value.is_none()) {
+            return Some("no condition: give min_disk_ratio or min_bytes_per_key".into());
+        }
+        named.iter().find_map(|(name, value, what)| {
+            let bad = value.filter(|v| !(v.is_finite() && *v > 0.0))?;
+            Some(format!("{name} = {bad}: give a positive number ({what})"))
+        })
+    }
 }
 
 /// Built-in search spaces: name and file text.
@@ -132,11 +167,8 @@ impl Space {
                     true => "no seed of this name; the file has no [seeds.NAME]".into(),
                     false => format!("no seed of this name; the seeds are: {}", seeds.join(", ")),
                 }
-            } else if !(when.min_disk_ratio.is_finite() && when.min_disk_ratio > 0.0) {
-                format!(
-                    "min_disk_ratio = {}: give a positive number (the database on disk over the budget)",
-                    when.min_disk_ratio
-                )
+            } else if let Some(problem) = when.problem() {
+                problem
             } else {
                 continue;
             };
@@ -278,13 +310,15 @@ mod tests {
     "#;
 
     #[test]
-    fn a_seed_condition_names_a_seed_and_a_positive_ratio() {
+    fn a_seed_condition_names_a_seed_and_a_positive_bound() {
         let with = |when: &str| format!("{SPACE}\n[seeds.small]\nshare = 0.02\n{when}\n");
         let space = Space::parse("t", &with("[seed_when.small]\nmin_disk_ratio = 0.75"), ANY).unwrap();
-        assert_eq!(space.seed_when["small"].min_disk_ratio, 0.75);
+        assert_eq!(space.seed_when["small"].min_disk_ratio, Some(0.75));
         for (when, expected) in [
             ("[seed_when.smal]\nmin_disk_ratio = 1.0", "no seed of this name; the seeds are: small"),
             ("[seed_when.small]\nmin_disk_ratio = -1.0", "give a positive number"),
+            ("[seed_when.small]\nmin_bytes_per_key = 0", "min_bytes_per_key = 0: give a positive number"),
+            ("[seed_when.small]\n", "no condition: give min_disk_ratio or min_bytes_per_key"),
             ("[seed_when.small]\nmin_data = 1.0", "unknown field"),
         ] {
             let err = Space::parse("t", &with(when), ANY).unwrap_err().to_string();

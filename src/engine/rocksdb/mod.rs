@@ -940,7 +940,7 @@ mod tests {
             RocksDb.check_dataset(&full, &spork).unwrap_or_else(|e| panic!("seed {name}: {e}"));
         }
         assert!(
-            space.seed_when["page-cache"].min_disk_ratio > 0.65,
+            space.seed_when["page-cache"].min_disk_ratio > Some(0.65),
             "spork's database is 0.65 times the budget"
         );
     }
