@@ -66,6 +66,9 @@ impl FromStr for Scale {
 pub struct ScaleChoice {
     pub scale: Scale,
     pub reason: String,
+    /// The seconds a run of the defaults takes there, as the calibration
+    /// measured or predicted it (`None` for a scale given, not calibrated).
+    pub trial_secs: Option<f64>,
 }
 
 /// The smallest scale any study uses: a budget of at least this many bytes.
@@ -169,10 +172,15 @@ pub fn choose(
         predict(scale),
         target_secs
     );
+    let mut trial_secs = predict(scale);
     match checked {
-        Some((measured, true)) => reason.push_str(&format!("; measured there: {measured:.1} s")),
+        Some((measured, true)) => {
+            trial_secs = measured;
+            reason.push_str(&format!("; measured there: {measured:.1} s"))
+        }
         Some((measured, false)) => {
             scale.shift += 1;
+            trial_secs = predict(scale);
             reason.push_str(&format!(
                 "; measured there it took {measured:.1} s, over the target, so scale {scale} (budget {})",
                 ByteSize(scale.apply(full_budget))
@@ -186,7 +194,7 @@ pub fn choose(
             ByteSize(machine_memory)
         ));
     }
-    Ok(ScaleChoice { scale, reason })
+    Ok(ScaleChoice { scale, reason, trial_secs: Some(trial_secs) })
 }
 
 /// A choice predicted past the calibration's larger scale, measured where
@@ -262,10 +270,70 @@ impl VerifyAt {
     }
 }
 
+/// What a study's `--time` holds, as the calibration sees it before the
+/// first trial: the limit, the calibration's own seconds, a run's seconds
+/// at the study's scale, and the runs of the confirmation and of the
+/// larger-scale check.
+#[derive(Debug, Clone, Copy)]
+pub struct TimePlan {
+    pub limit_secs: f64,
+    pub calibration_secs: f64,
+    pub trial_secs: f64,
+    pub confirm_runs: usize,
+    pub check_runs: usize,
+}
+
+impl TimePlan {
+    /// Why the larger-scale check at `larger`, for a study at `study`,
+    /// would crowd out the search, if it would: its runs, each `k` times a
+    /// trial at `k` times the scale, would leave the search less than half
+    /// of `--time`. The search is what the user came for, and the check
+    /// can run afterwards. Seen on ycsb-e at twice the budget: trials of
+    /// 25-37 s at the smallest scale there is, the confirmation and the
+    /// check reserved 18 of 30 minutes, and the study stopped after 4
+    /// search trials, too short to confirm.
+    pub fn check_crowds_out_search(&self, study: Scale, larger: Scale) -> Option<String> {
+        let k = (1u64 << study.shift.saturating_sub(larger.shift)) as f64;
+        let check = k * self.check_runs as f64 * self.trial_secs;
+        let confirm = self.confirm_runs as f64 * self.trial_secs;
+        let search = self.limit_secs - self.calibration_secs - confirm - check;
+        (search < self.limit_secs / 2.0).then(|| {
+            format!(
+                "skipped: at scale {larger} its {} runs would take about {:.1} min ({k:.0} times a run of {:.0} s, the \
+                 calibration's), leaving the search {:.1} of --time's {:.0} min; `kvtune compare DIR/preset.toml \
+                 defaults --scale {larger} --repeat 3` checks afterwards (--verify-scale 4x keeps it in the study)",
+                self.check_runs,
+                check / 60.0,
+                self.trial_secs,
+                search.max(0.0) / 60.0,
+                self.limit_secs / 60.0
+            )
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::budget::GIB;
+
+    #[test]
+    fn a_larger_scale_check_that_would_crowd_out_the_search_is_left_out() {
+        // ycsb-e at twice the budget: 27 s a run at 1/2048, the check at 1/512.
+        let plan = |trial_secs| TimePlan {
+            limit_secs: 1800.0,
+            calibration_secs: 86.0,
+            trial_secs,
+            confirm_runs: 20,
+            check_runs: 3,
+        };
+        let (study, larger) = (Scale { shift: 11 }, Scale { shift: 9 });
+        let why = plan(27.0).check_crowds_out_search(study, larger).expect("left out");
+        assert!(why.contains("its 3 runs would take about 5.4 min"), "{why}");
+        assert!(why.contains("--scale 1/512"), "how to check afterwards: {why}");
+        // tbs at twice the budget: runs of about 10 s leave the search most of --time.
+        assert_eq!(plan(10.0).check_crowds_out_search(study, larger), None);
+    }
 
     #[test]
     fn parses_power_of_two_fractions() {
@@ -351,7 +419,9 @@ mod tests {
         assert_eq!(measured, [64, 128, 512]);
         assert_eq!(kept.scale.apply(128 * GIB), 512 * MIB, "{}", kept.reason);
         assert!(kept.reason.contains("measured there: 18.0 s"), "{}", kept.reason);
+        assert_eq!(kept.trial_secs, Some(18.0), "a run's seconds as measured at the choice");
         let (stepped, _) = calibrated(25.0);
+        assert_eq!(stepped.trial_secs, Some(8.0), "stepped back, as predicted at 256 MiB");
         assert_eq!(stepped.scale.apply(128 * GIB), 256 * MIB, "{}", stepped.reason);
         assert!(
             stepped.reason.contains("took 25.0 s, over the target, so scale 1/512"),

@@ -117,7 +117,7 @@ fn pick_scale(
     if let Some((scale, source)) = asked {
         scale::check(scale, full_budget, memory)?;
         check_disk(&common.workdir, dataset, scale.apply(full_budget))?;
-        return Ok(ScaleChoice { scale, reason: format!("scale {scale} {source}") });
+        return Ok(ScaleChoice { scale, reason: format!("scale {scale} {source}"), trial_secs: None });
     }
     if !common.json {
         eprintln!(

@@ -12,6 +12,7 @@ use crate::engine::{self, Engine};
 use crate::outcome::{Baseline, SearchLimits, StudyHeader, TRIAL_CAP};
 use crate::record::{Objective, TrialRecord};
 use crate::report::text;
+use crate::scale::TimePlan;
 use crate::space::Space;
 use crate::study::history::History;
 use crate::study::journal::{Entry, Journal};
@@ -63,7 +64,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
             }
             unchanged => unchanged,
         };
-    let header = StudyHeader {
+    let mut header = StudyHeader {
         kvtune_version: env!("CARGO_PKG_VERSION").into(),
         engine: engine.name().into(),
         dataset,
@@ -92,6 +93,8 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
         seed: args.common.seed,
         limits_at_start: None,
     };
+    let check_asked = args.given.iter().any(|id| id == "verify_scale");
+    fit_check_to_time(&mut header, choice.trial_secs, check_asked);
     if args.create_only {
         study::create(&out_dir, &header)?;
         println!(
@@ -115,6 +118,28 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
         return joining.run_local(&args.common, args.workers);
     }
     run_study(header, false, space, out_dir, engine, runner, args.common.json, WorkerSettings::default())
+}
+
+/// Leaves out the larger-scale check where, at the calibration's `trial_secs`,
+/// it would crowd the search out of `--time` ([`TimePlan::check_crowds_out_search`]),
+/// unless the user `asked` for it: the note says so and how to run it after.
+fn fit_check_to_time(header: &mut StudyHeader, trial_secs: Option<f64>, asked: bool) {
+    let (Some(larger), Some(limit_secs), Some(trial_secs), false) =
+        (header.verify_scale, header.time_budget_secs, trial_secs, asked)
+    else {
+        return;
+    };
+    let plan = TimePlan {
+        limit_secs,
+        calibration_secs: header.calibration_secs,
+        trial_secs,
+        confirm_runs: header.confirm_runs(),
+        check_runs: header.verify_runs(),
+    };
+    if let Some(note) = plan.check_crowds_out_search(header.scale, larger) {
+        header.verify_scale = None;
+        header.verify_note = note;
+    }
 }
 
 /// `out/DATASET-BUDGET-YYYYMMDD-HHMMSS` (UTC).
