@@ -292,7 +292,8 @@ impl TimePlan {
     /// 25-37 s at the smallest scale there is, the confirmation and the
     /// check reserved 18 of 30 minutes, and the study stopped after 4
     /// search trials, too short to confirm.
-    pub fn check_crowds_out_search(&self, study: Scale, larger: Scale) -> Option<String> {
+    /// `preset` is the study's preset file, for the command that checks afterwards.
+    pub fn check_crowds_out_search(&self, study: Scale, larger: Scale, preset: &str) -> Option<String> {
         let k = (1u64 << study.shift.saturating_sub(larger.shift)) as f64;
         let check = k * self.check_runs as f64 * self.trial_secs;
         let confirm = self.confirm_runs as f64 * self.trial_secs;
@@ -300,8 +301,8 @@ impl TimePlan {
         (search < self.limit_secs / 2.0).then(|| {
             format!(
                 "skipped: at scale {larger} its {} runs would take about {:.1} min ({k:.0} times a run of {:.0} s, the \
-                 calibration's), leaving the search {:.1} of --time's {:.0} min; `kvtune compare DIR/preset.toml \
-                 defaults --scale {larger} --repeat 3` checks afterwards (--verify-scale 4x keeps it in the study)",
+                 calibration's), leaving the search {:.1} of --time's {:.0} min; `kvtune compare {preset} defaults \
+                 --scale {larger} --repeat 3` checks afterwards (--verify-scale 4x keeps it in the study)",
                 self.check_runs,
                 check / 60.0,
                 self.trial_secs,
@@ -328,11 +329,14 @@ mod tests {
             check_runs: 3,
         };
         let (study, larger) = (Scale { shift: 11 }, Scale { shift: 9 });
-        let why = plan(27.0).check_crowds_out_search(study, larger).expect("left out");
+        let why = plan(27.0).check_crowds_out_search(study, larger, "out/e/preset.toml").expect("left out");
         assert!(why.contains("its 3 runs would take about 5.4 min"), "{why}");
-        assert!(why.contains("--scale 1/512"), "how to check afterwards: {why}");
+        assert!(
+            why.contains("compare out/e/preset.toml defaults --scale 1/512"),
+            "how to check afterwards: {why}"
+        );
         // tbs at twice the budget: runs of about 10 s leave the search most of --time.
-        assert_eq!(plan(10.0).check_crowds_out_search(study, larger), None);
+        assert_eq!(plan(10.0).check_crowds_out_search(study, larger, "p"), None);
     }
 
     #[test]

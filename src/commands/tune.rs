@@ -94,7 +94,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
         limits_at_start: None,
     };
     let check_asked = args.given.iter().any(|id| id == "verify_scale");
-    fit_check_to_time(&mut header, choice.trial_secs, check_asked);
+    fit_check_to_time(&mut header, choice.trial_secs, check_asked, &out_dir);
     if args.create_only {
         study::create(&out_dir, &header)?;
         println!(
@@ -123,7 +123,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<()> {
 /// Leaves out the larger-scale check where, at the calibration's `trial_secs`,
 /// it would crowd the search out of `--time` ([`TimePlan::check_crowds_out_search`]),
 /// unless the user `asked` for it: the note says so and how to run it after.
-fn fit_check_to_time(header: &mut StudyHeader, trial_secs: Option<f64>, asked: bool) {
+fn fit_check_to_time(header: &mut StudyHeader, trial_secs: Option<f64>, asked: bool, out_dir: &Path) {
     let (Some(larger), Some(limit_secs), Some(trial_secs), false) =
         (header.verify_scale, header.time_budget_secs, trial_secs, asked)
     else {
@@ -136,7 +136,8 @@ fn fit_check_to_time(header: &mut StudyHeader, trial_secs: Option<f64>, asked: b
         confirm_runs: header.confirm_runs(),
         check_runs: header.verify_runs(),
     };
-    if let Some(note) = plan.check_crowds_out_search(header.scale, larger) {
+    let preset = out_dir.join("preset.toml").display().to_string();
+    if let Some(note) = plan.check_crowds_out_search(header.scale, larger, &preset) {
         header.verify_scale = None;
         header.verify_note = note;
     }
