@@ -291,8 +291,8 @@ impl TimePlan {
     /// can run afterwards. Seen on ycsb-e at twice the budget: trials of
     /// 25-37 s at the smallest scale there is, the confirmation and the
     /// check reserved 18 of 30 minutes, and the study stopped after 4
-    /// search trials, too short to confirm.
-    /// `preset` is the study's preset file, for the command that checks afterwards.
+    /// search trials, too short to confirm. `preset` is the study's preset
+    /// file, for the command that checks afterwards.
     pub fn check_crowds_out_search(&self, study: Scale, larger: Scale, preset: &str) -> Option<String> {
         let k = (1u64 << study.shift.saturating_sub(larger.shift)) as f64;
         let check = k * self.check_runs as f64 * self.trial_secs;
@@ -335,7 +335,7 @@ mod tests {
             why.contains("compare out/e/preset.toml defaults --scale 1/512"),
             "how to check afterwards: {why}"
         );
-        // tbs at twice the budget: runs of about 10 s leave the search most of --time.
+        // Runs of 10 s (tbs's contenders run 5-7 s) leave the search most of --time.
         assert_eq!(plan(10.0).check_crowds_out_search(study, larger, "p"), None);
     }
 

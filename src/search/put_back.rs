@@ -25,9 +25,10 @@
 //! the put-backs of a pruned leader (a leader the model proposed has none,
 //! and there the flat proposal itself stays among them), the model's pick
 //! among the steps of the knobs stepped least so far (each knob probed
-//! once before any twice). On tbs at twice the budget a 30-minute run recommended 9 KB
-//! blocks and a longer study 155 KB blocks on the same shape, 8% faster
-//! (the scans): the model had the leader and not the knob's far end.
+//! once before any twice). On tbs at twice the budget a 30-minute run
+//! recommended 9 KB blocks and a longer study 155 KB blocks on the same
+//! shape, 8% faster (the scans): the model had the leader and not the
+//! knob's far end.
 //! When the strategy has nothing left (bayes: its stop rule), steps go on
 //! until [`STEP_PATIENCE`] of them have run since the leader's own trial
 //! without one taking the lead: the model's stop says nothing anywhere is

@@ -45,9 +45,9 @@ impl Start {
 
 /// The seeds a study leaves out, each with why: those whose `[seed_when]`
 /// the database the defaults' first successful run left on disk does not
-/// meet (none before that run). A seed that
-/// ran anyway (proposed by a worker before the defaults' result was in) is
-/// not left out: the report must not say so of a trial it lists.
+/// meet (none before that run). A seed that ran anyway (proposed by a
+/// worker before the defaults' result was in) is not left out: the report
+/// must not say so of a trial it lists.
 pub fn seeds_left_out(space: &Space, history: &[TrialRecord]) -> Vec<(String, String)> {
     let Some(defaults) = history.iter().find(|t| t.is_default && t.measurement.ok()) else {
         return vec![];
