@@ -20,6 +20,12 @@ impl Scale {
     pub fn apply(self, bytes: u64) -> u64 {
         bytes >> self.shift
     }
+
+    /// How many times larger `larger` is than this scale (1 where it is not): a
+    /// run there takes about that many times as long.
+    pub fn times_to(self, larger: Scale) -> f64 {
+        (1u64 << self.shift.saturating_sub(larger.shift)) as f64
+    }
 }
 
 impl fmt::Display for Scale {
@@ -294,7 +300,7 @@ impl TimePlan {
     /// search trials, too short to confirm. `preset` is the study's preset
     /// file, for the command that checks afterwards.
     pub fn check_crowds_out_search(&self, study: Scale, larger: Scale, preset: &str) -> Option<String> {
-        let k = (1u64 << study.shift.saturating_sub(larger.shift)) as f64;
+        let k = study.times_to(larger);
         let check = k * self.check_runs as f64 * self.trial_secs;
         let confirm = self.confirm_runs as f64 * self.trial_secs;
         let search = self.limit_secs - self.calibration_secs - confirm - check;

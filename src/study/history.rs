@@ -130,8 +130,7 @@ impl<'a> History<'a> {
         let baseline = if header.baseline.is_some() { defaults } else { 0.0 };
         let round: f64 = contenders.iter().sum::<f64>() + defaults;
         // A run at k times the scale takes about k times as long.
-        let k =
-            header.verify_scale.map_or(0.0, |s| (1u64 << header.scale.shift.saturating_sub(s.shift)) as f64);
+        let k = header.verify_scale.map_or(0.0, |s| header.scale.times_to(s));
         Some(Costs { trial: typical, round: round + baseline, verify: k * round })
     }
 
