@@ -410,6 +410,20 @@ pub struct Adjustment {
     pub why: String,
 }
 
+/// `candidate` with the value each of `adjusted` ran at, for the parameters
+/// it sets: the point a model should learn at. At a small scale a memtable
+/// share below the floor runs at the floor; kept as asked, two thirds of
+/// the share's range look flat to a model, where every point is one run.
+pub fn as_ran(candidate: &Candidate, adjusted: &[Adjustment]) -> Candidate {
+    let mut ran = candidate.clone();
+    for a in adjusted {
+        if let Some(value) = ran.get_mut(&a.param) {
+            *value = a.ran.clone();
+        }
+    }
+    ran
+}
+
 /// An engine's option set in its own absolute terms (RocksDB's option names,
 /// bytes, counts), in the order the engine declares them: what actually ran.
 pub type OptionSet = IndexMap<String, Value>;
@@ -493,6 +507,11 @@ impl TrialRecord {
             side_by_side: 1,
             overhead_secs: 0.0,
         }
+    }
+
+    /// The candidate as it ran at the trial's budget ([`as_ran`]).
+    pub fn candidate_as_ran(&self) -> Candidate {
+        as_ran(&self.candidate, &self.adjusted)
     }
 
     /// The seconds the run took on its worker's clock, its overhead

@@ -31,7 +31,7 @@ pub use random::RandomSampler;
 pub use start::{seeds_left_out, Start};
 pub use tpe::TpeSampler;
 
-use crate::record::{Objective, OptionSet, Stage, TrialRecord};
+use crate::record::{as_ran, Adjustment, Objective, OptionSet, Stage, TrialRecord};
 use crate::space::{Candidate, Space};
 
 /// A candidate to try and where it came from (`seed:NAME`, `sobol`,
@@ -116,8 +116,26 @@ impl Strategy {
     }
 }
 
-/// The options a candidate runs as, `None` where it cannot run.
-type RunsAs = Arc<dyn Fn(&Candidate) -> Option<OptionSet> + Send + Sync>;
+/// The engine's word on a candidate at the study's budget: whether the
+/// study would run it, the options it runs as, and where it runs another
+/// value than the one asked (a memtable share below the floor at a small
+/// scale), that value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolution {
+    pub admitted: bool,
+    pub options: OptionSet,
+    pub adjusted: Vec<Adjustment>,
+}
+
+impl Resolution {
+    /// Admitted, and run as asked with `options`.
+    pub fn as_asked(options: OptionSet) -> Self {
+        Resolution { admitted: true, options, adjusted: vec![] }
+    }
+}
+
+/// The engine's word on a candidate, `None` where it cannot take it.
+type Judge = Arc<dyn Fn(&Candidate) -> Option<Resolution> + Send + Sync>;
 
 /// Which candidates the study would run: the checks a trial meets before it
 /// runs (the engine's memory model against the budget, what the dataset
@@ -125,38 +143,64 @@ type RunsAs = Arc<dyn Fn(&Candidate) -> Option<OptionSet> + Send + Sync>;
 /// model as a penalty, keeps its neighbours coming back (seen on spork at
 /// twice the budget: 7 of a study's 29 search trials rejected, the model
 /// chasing larger caches); so samplers leave such candidates out. It also
-/// knows the options a candidate runs as, so no sampler proposes what a
-/// trial already ran, nor a put-back that changes nothing the engine runs.
+/// knows what a candidate runs as, so no sampler proposes what a trial
+/// already ran, nor a put-back that changes nothing the engine runs, and a
+/// model weighs a candidate where it would run.
 #[derive(Clone)]
 pub struct Admissible {
     admits: Arc<dyn Fn(&Candidate) -> bool + Send + Sync>,
-    /// The engine's options for a candidate (see [`Admissible::with_runs_as`]).
-    runs_as: Option<RunsAs>,
+    /// The engine's word (see [`Admissible::judged_by`]).
+    judge: Option<Judge>,
 }
 
 impl Admissible {
-    /// Admits what `admits` does; no two different candidates run alike
-    /// until [`Admissible::with_runs_as`] says otherwise.
+    /// Admits what `admits` does; every candidate runs as asked, and no
+    /// two alike.
     pub fn new(admits: impl Fn(&Candidate) -> bool + Send + Sync + 'static) -> Self {
-        Admissible { admits: Arc::new(admits), runs_as: None }
+        Admissible { admits: Arc::new(admits), judge: None }
     }
 
-    /// The same, knowing the options a candidate runs as (the engine's: a
-    /// value it overrides, or one that only counts beside another, changes
-    /// nothing).
-    pub fn with_runs_as(
-        self,
-        runs_as: impl Fn(&Candidate) -> Option<OptionSet> + Send + Sync + 'static,
-    ) -> Self {
-        Admissible { runs_as: Some(Arc::new(runs_as)), ..self }
+    /// Admits what the engine's `judge` admits, knowing what a candidate
+    /// runs as: a value the engine overrides, or one that only counts
+    /// beside another, changes nothing; a value below a floor runs at the
+    /// floor. One call answers both, as a study resolves a candidate once.
+    pub fn judged_by(judge: impl Fn(&Candidate) -> Option<Resolution> + Send + Sync + 'static) -> Self {
+        let judge: Judge = Arc::new(judge);
+        let admits = judge.clone();
+        Admissible { admits: Arc::new(move |c| admits(c).is_some_and(|j| j.admitted)), judge: Some(judge) }
+    }
+
+    /// The engine's options for `candidate`, `None` without its word or
+    /// where it cannot take it.
+    fn options(&self, candidate: &Candidate) -> Option<OptionSet> {
+        self.judge.as_ref().and_then(|judge| judge(candidate)).map(|j| j.options)
     }
 
     /// Whether `a` and `b` would run the same options (without an engine's
     /// word, whether they are the same candidate).
     pub fn runs_alike(&self, a: &Candidate, b: &Candidate) -> bool {
-        match &self.runs_as {
-            Some(runs_as) => runs_as(a).is_some_and(|options| runs_as(b) == Some(options)),
+        match &self.judge {
+            Some(_) => self.options(a).is_some_and(|options| self.options(b) == Some(options)),
             None => a == b,
+        }
+    }
+
+    /// `candidate` with the values it would run at where the engine runs
+    /// others than asked ([`as_ran`]): the point a model weighs it at, as
+    /// it learns from each trial at the point it ran at.
+    pub fn as_run(&self, candidate: &Candidate) -> Candidate {
+        match self.judge.as_ref().and_then(|judge| judge(candidate)) {
+            Some(j) => as_ran(candidate, &j.adjusted),
+            None => candidate.clone(),
+        }
+    }
+
+    /// [`Admissible::as_run`] of a candidate it admits, `None` for one it
+    /// does not, with the engine asked once.
+    pub fn admitted_as_run(&self, candidate: &Candidate) -> Option<Candidate> {
+        match &self.judge {
+            Some(judge) => judge(candidate).filter(|j| j.admitted).map(|j| as_ran(candidate, &j.adjusted)),
+            None => self.admits(candidate).then(|| candidate.clone()),
         }
     }
 
@@ -176,22 +220,22 @@ impl Admissible {
     /// and the same run was proposed four times in a row. Without an
     /// engine's word, [`seen`] is all there is.
     pub fn ran_alike(&self, history: &[TrialRecord], candidate: &Candidate) -> bool {
-        self.runs_as.is_some() && self.among(&self.ran(history), candidate)
+        self.judge.is_some() && self.among(&self.ran(history), candidate)
     }
 
     /// The options each search trial of `history` ran as (none without an
     /// engine's word).
     fn ran(&self, history: &[TrialRecord]) -> Vec<OptionSet> {
-        let Some(runs_as) = &self.runs_as else {
-            return vec![];
-        };
-        history.iter().filter(|t| t.stage == Stage::Search).filter_map(|t| runs_as(&t.candidate)).collect()
+        history
+            .iter()
+            .filter(|t| t.stage == Stage::Search)
+            .filter_map(|t| self.options(&t.candidate))
+            .collect()
     }
 
     /// Whether `candidate` runs as one of `ran`.
     fn among(&self, ran: &[OptionSet], candidate: &Candidate) -> bool {
-        let options = self.runs_as.as_ref().and_then(|runs_as| runs_as(candidate));
-        options.is_some_and(|options| ran.contains(&options))
+        self.options(candidate).is_some_and(|options| ran.contains(&options))
     }
 
     /// Whether the study would run `candidate` and no search trial ran it

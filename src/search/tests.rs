@@ -311,7 +311,7 @@ fn the_leading_seeds_put_backs_take_the_place_of_flat_proposals() {
         c.remove("compression");
         c
     };
-    let alike = Admissible::any().with_runs_as(move |c| Some(options(&but_compression(c))));
+    let alike = Admissible::judged_by(move |c| Some(Resolution::as_asked(options(&but_compression(c)))));
     let (_, origins) = run_put_backs(false, 0, alike);
     assert_eq!(origins[..2], ["seed:guide", "put-back:bloom_bits"]);
     assert!(!origins.iter().any(|o| o.ends_with(":compression")), "{origins:?}");
@@ -329,7 +329,7 @@ fn a_put_back_that_ran_as_asked_otherwise_is_not_proposed_again() {
         }
         c
     }
-    let alike = Admissible::any().with_runs_as(|c| Some(options(&runs_as(c))));
+    let alike = Admissible::judged_by(|c| Some(Resolution::as_asked(options(&runs_as(c)))));
     let (history, origins) = run_put_backs_as(false, 0, alike, runs_as);
     assert_eq!(origins[..3], ["seed:guide", "put-back:bloom_bits", "put-back:compression"]);
     assert!(!origins[3..].iter().any(|o| o.starts_with(PUT_BACK_ORIGIN)), "once each: {origins:?}");
@@ -553,6 +553,45 @@ fn bayes_stops_itself_only_once_twenty_of_its_proposals_ran() {
     for number in 0..history.len() + 3 {
         let p = sampler.ask(&space, &set_aside).expect("stopped though none of its proposals ran");
         set_aside.push(TrialRecord { origin: "step:elsewhere".into(), ..record(number, p.candidate) });
+    }
+}
+
+/// Bloom bits below 14 run at 14 (as a memtable share below the floor runs
+/// at the floor at a small scale): what ran, and the adjustment if any.
+fn bloom_floor(c: &Candidate) -> (Candidate, Vec<crate::record::Adjustment>) {
+    let asked = c.get("bloom_bits").cloned().unwrap_or(Value::Int(0));
+    if asked.as_f64().is_some_and(|bits| bits >= 14.0) {
+        return (c.clone(), vec![]);
+    }
+    let ran = Value::Int(14);
+    let why = "below the floor".to_string();
+    let adjusted = vec![crate::record::Adjustment { param: "bloom_bits".into(), asked, ran, why }];
+    (crate::record::as_ran(c, &adjusted), adjusted)
+}
+
+#[test]
+fn bayes_learns_and_weighs_candidates_where_they_run() {
+    // Trials are recorded as asked, with the value that ran beside it, and
+    // measured at what ran. Weighed as asked, the model would see 14 bits'
+    // throughput all over 0..14 and propose there, each a run at 14 again.
+    let admissible = Admissible::judged_by(|c| {
+        let (ran, adjusted) = bloom_floor(c);
+        Some(Resolution { admitted: true, options: options(&ran), adjusted })
+    });
+    let space = space();
+    let mut sampler = Strategy::Bayes.sampler(&space, 30, 3, &Objective::Throughput, admissible, false);
+    let mut history = vec![];
+    for number in 0..30 {
+        let Some(p) = sampler.ask(&space, &history) else { break };
+        let (ran, adjusted) = bloom_floor(&p.candidate);
+        let t = TrialRecord { origin: p.origin, adjusted, candidate: p.candidate, ..record(number, ran) };
+        sampler.tell(&t);
+        history.push(t);
+    }
+    let model: Vec<&TrialRecord> = history.iter().filter(|t| t.origin == "model").collect();
+    assert!(model.len() >= 10, "{} model proposals", model.len());
+    for t in model {
+        assert!(t.adjusted.is_empty(), "#{} proposed where it runs otherwise: {:?}", t.number, t.candidate);
     }
 }
 

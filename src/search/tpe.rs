@@ -112,7 +112,7 @@ impl Sampler for TpeSampler {
         if trial.stage != Stage::Search {
             return;
         }
-        let point = Self::point(&self.space, &trial.candidate);
+        let point = Self::point(&self.space, &trial.candidate_as_ran());
         // TPE minimises: the loss is minus the score; a candidate that never
         // succeeded is told just below the worst success (once there is one).
         match self.objective.score(&trial.measurement) {

@@ -33,7 +33,7 @@ use crate::outcome::{Progress, StudyHeader, StudyOutcome, BASELINE_ORIGIN};
 use crate::racing;
 use crate::record::{Objective, Stage, Status, TrialRecord};
 use crate::report;
-use crate::search::{Admissible, Sampler};
+use crate::search::{Admissible, Resolution, Sampler};
 use crate::space::{Candidate, Space};
 use crate::trial::{self, Request, TrialRunner};
 use history::History;
@@ -88,12 +88,11 @@ pub fn admissible(
     budget: u64,
 ) -> Admissible {
     let shape = dataset.workload(budget).shape();
-    let options =
-        move |c: &Candidate| engine.resolve(&engine.complete(c, full_budget), budget).ok().map(|r| r.options);
-    Admissible::new(move |candidate| {
-        trial::would_run(engine, &engine.complete(candidate, full_budget), &dataset, shape, budget)
+    Admissible::judged_by(move |c: &Candidate| {
+        let resolved = engine.resolve(&engine.complete(c, full_budget), budget).ok()?;
+        let admitted = trial::would_run(engine, &resolved, &dataset, shape, budget);
+        Some(Resolution { admitted, options: resolved.options, adjusted: resolved.adjusted })
     })
-    .with_runs_as(options)
 }
 
 /// The space a study searches: `space` without the parameters the dataset

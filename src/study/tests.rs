@@ -1023,3 +1023,19 @@ fn a_study_of_a_dataset_that_deletes_ranges_searches_no_row_cache() {
         "spork holds nothing the space searches"
     );
 }
+
+#[test]
+fn a_memtable_share_below_the_floor_is_weighed_where_it_runs() {
+    // At 64 MiB (the 128 GiB budget at 1/2048) a memtable is at least 2
+    // MiB: 0.5% of the budget in 2 memtables runs as 2 x 2 MiB, 6.25%.
+    let full = 128 * 1024 * MIB;
+    let admissible = admissible(&RocksDb, Dataset::find("tbs").unwrap(), full, full / 2048);
+    let mut asked = Candidate::new();
+    asked.insert("memtable_share".into(), Value::Float(0.005));
+    asked.insert("max_write_buffer_number".into(), Value::Int(2));
+    let ran = admissible.as_run(&asked);
+    assert_eq!(ran["memtable_share"], Value::Float(0.0625));
+    assert!(admissible.runs_alike(&asked, &ran), "{ran:?} runs as {asked:?} does");
+    asked.insert("memtable_share".into(), Value::Float(0.3));
+    assert_eq!(admissible.as_run(&asked), asked, "above the floor it runs as asked");
+}

@@ -113,19 +113,18 @@ fn refusal(
     Some(format!("rejected before running: {misfit}"))
 }
 
-/// Whether [`attempt`] would run a complete candidate at `budget` rather
-/// than reject it before running; `shape` is the dataset's workload shape
-/// at that budget, worked out once by a caller that asks often.
+/// Whether [`attempt`] would run a candidate the engine resolved at
+/// `budget` rather than reject it before running; `shape` is the dataset's
+/// workload shape at that budget, worked out once by a caller that asks
+/// often.
 pub fn would_run(
     engine: &dyn Engine,
-    candidate: &Candidate,
+    resolved: &Resolved,
     dataset: &Dataset,
     shape: Shape,
     budget: u64,
 ) -> bool {
-    engine
-        .resolve(candidate, budget)
-        .is_ok_and(|resolved| refusal(engine, &resolved, dataset, shape, budget, true).is_none())
+    refusal(engine, resolved, dataset, shape, budget, true).is_none()
 }
 
 /// Runs a candidate, unless the engine's memory model says it cannot fit the
