@@ -45,6 +45,8 @@ pub enum SpaceError {
     Unknown { name: String, known: String },
     #[error("search space {path}, seed `{seed}`: `{param}`: the engine has no parameter of this name; known are: {known}")]
     Seed { path: PathBuf, seed: String, param: String, known: String },
+    #[error("search space {path}, [seeds.{seed}] `base`: {problem}")]
+    SeedBase { path: PathBuf, seed: String, problem: String },
     #[error("search space {path}, [seed_when.{seed}]: {problem}")]
     SeedWhen { path: PathBuf, seed: String, problem: String },
 }
@@ -119,6 +121,45 @@ struct SpaceFile {
     seed_when: BTreeMap<String, SeedWhen>,
 }
 
+/// The key a seed names another by, whose settings it starts from: the
+/// large-values seed is the tuning guide's with blob files, stated once.
+const SEED_BASE: &str = "base";
+
+type Seeds = indexmap::IndexMap<String, Candidate>;
+
+fn seed_names(seeds: &Seeds) -> String {
+    seeds.keys().map(String::as_str).collect::<Vec<_>>().join(", ")
+}
+
+/// `seeds` with each `base = "NAME"` replaced by the settings of NAME, a
+/// seed written before it (so bases form no cycle), then the seed's own;
+/// else the seed and what is wrong with its base.
+fn with_bases(seeds: Seeds) -> Result<Seeds, (String, String)> {
+    let mut done = Seeds::new();
+    for (name, mut own) in seeds {
+        if let Some(base) = own.remove(SEED_BASE) {
+            let Value::Str(base) = base else {
+                return Err((name, format!("{base} is not a seed's name: give one in quotes")));
+            };
+            let Some(settings) = done.get(&base) else {
+                let earlier = match done.is_empty() {
+                    true => "none".to_string(),
+                    false => seed_names(&done),
+                };
+                return Err((
+                    name,
+                    format!("no seed `{base}` written before this one; those are: {earlier}"),
+                ));
+            };
+            let mut merged = settings.clone();
+            merged.extend(own);
+            own = merged;
+        }
+        done.insert(name, own);
+    }
+    Ok(done)
+}
+
 impl Space {
     /// A built-in space by name, or a space file by path; `known` are the
     /// parameter names the engine has.
@@ -150,7 +191,12 @@ impl Space {
         if file.params.is_empty() {
             return Err(SpaceError::Empty { path });
         }
-        for (seed, candidate) in &file.seeds {
+        let seeds = with_bases(file.seeds).map_err(|(seed, problem)| SpaceError::SeedBase {
+            path: path.clone(),
+            seed,
+            problem,
+        })?;
+        for (seed, candidate) in &seeds {
             if let Some(param) = candidate.keys().find(|name| !known.contains(&name.as_str())) {
                 return Err(SpaceError::Seed {
                     path,
@@ -161,11 +207,10 @@ impl Space {
             }
         }
         for (seed, when) in &file.seed_when {
-            let problem = if !file.seeds.contains_key(seed) {
-                let seeds: Vec<&str> = file.seeds.keys().map(String::as_str).collect();
+            let problem = if !seeds.contains_key(seed) {
                 match seeds.is_empty() {
                     true => "no seed of this name; the file has no [seeds.NAME]".into(),
-                    false => format!("no seed of this name; the seeds are: {}", seeds.join(", ")),
+                    false => format!("no seed of this name; the seeds are: {}", seed_names(&seeds)),
                 }
             } else if let Some(problem) = when.problem() {
                 problem
@@ -188,7 +233,7 @@ impl Space {
             param.name = param_name;
             params.push(param);
         }
-        let seeds = file.seeds.into_iter().collect();
+        let seeds = seeds.into_iter().collect();
         Ok(Space {
             name: name.to_string(),
             description: file.description,
@@ -274,6 +319,8 @@ impl SpaceError {
             SpaceError::Param { param, problem, .. } => SpaceError::Param { path, param, problem },
             SpaceError::Empty { .. } => SpaceError::Empty { path },
             SpaceError::Seed { seed, param, known, .. } => SpaceError::Seed { path, seed, param, known },
+            SpaceError::SeedBase { seed, problem, .. } => SpaceError::SeedBase { path, seed, problem },
+            SpaceError::SeedWhen { seed, problem, .. } => SpaceError::SeedWhen { path, seed, problem },
             other => other,
         }
     }
@@ -323,6 +370,29 @@ mod tests {
         ] {
             let err = Space::parse("t", &with(when), ANY).unwrap_err().to_string();
             assert!(err.contains(expected), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_seed_starts_from_the_settings_of_its_base() {
+        let seeds = "[seeds.guide]\nshare = 0.02\ncount = 4\n[seeds.more]\nbase = \"guide\"\ncount = 6\nmode = \"mmap\"";
+        let space = Space::parse("t", &format!("{SPACE}\n{seeds}\n"), ANY).unwrap();
+        let (name, more) = &space.seeds[1];
+        assert_eq!(name, "more");
+        assert_eq!(more["share"], Value::Float(0.02), "from its base");
+        assert_eq!(more["count"], Value::Int(6), "its own over its base's");
+        assert_eq!(more["mode"], Value::Str("mmap".into()));
+        assert!(!more.contains_key("base"));
+        for (seeds, expected) in [
+            (
+                "[seeds.more]\nbase = \"guide\"\n[seeds.guide]\ncount = 4",
+                "no seed `guide` written before this one; those are: none",
+            ),
+            ("[seeds.guide]\ncount = 4\n[seeds.more]\nbase = \"gide\"", "those are: guide"),
+            ("[seeds.more]\nbase = 3", "3 is not a seed's name"),
+        ] {
+            let err = Space::parse("t", &format!("{SPACE}\n{seeds}\n"), ANY).unwrap_err().to_string();
+            assert!(err.contains("[seeds.more] `base`") && err.contains(expected), "{err}");
         }
     }
 
