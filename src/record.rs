@@ -412,8 +412,9 @@ pub struct Adjustment {
 
 /// `candidate` with the value each of `adjusted` ran at, for the parameters
 /// it sets: the point a model should learn at. At a small scale a memtable
-/// share below the floor runs at the floor; kept as asked, two thirds of
-/// the share's range look flat to a model, where every point is one run.
+/// share below the floor runs at the floor (at 1/2048, the lower 62% of
+/// the share's log range in 2 memtables); kept as asked, all of it looks
+/// flat to a model, where every point is one run.
 pub fn as_ran(candidate: &Candidate, adjusted: &[Adjustment]) -> Candidate {
     let mut ran = candidate.clone();
     for a in adjusted {
