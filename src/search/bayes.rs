@@ -472,10 +472,15 @@ impl Acquisition<'_> {
     /// At any point, as the candidate it decodes to, where that would run.
     fn value(&self, x: &[f64]) -> f64 {
         let clamped: Vec<f64> = x.iter().map(|v| v.clamp(0.0, 1.0)).collect();
-        match self.admissible.admitted_as_run(&self.encoding.decode(self.space, &clamped)) {
-            Some(candidate) => self.at_candidate(&self.encoding.encode(self.space, &candidate)),
-            None => WORTHLESS,
-        }
+        self.where_it_runs(&self.encoding.decode(self.space, &clamped)).map_or(WORTHLESS, |(value, _)| value)
+    }
+
+    /// A candidate the study would run, at the point it would run at, with
+    /// its value there; `None` for one it would not run.
+    fn where_it_runs(&self, candidate: &Candidate) -> Option<(f64, Vec<f64>)> {
+        let ran = self.admissible.admitted_as_run(candidate)?;
+        let x = self.encoding.encode(self.space, &ran);
+        Some((self.at_candidate(&x), x))
     }
 
     /// The point a candidate is weighed at: where it would run, as the
@@ -491,15 +496,7 @@ impl Acquisition<'_> {
         candidates: Vec<Candidate>,
         untried: &dyn Fn(&Candidate) -> bool,
     ) -> Vec<(f64, Vec<f64>)> {
-        candidates
-            .into_iter()
-            .filter(|c| untried(c))
-            .filter_map(|c| self.admissible.admitted_as_run(&c))
-            .map(|c| {
-                let x = self.encoding.encode(self.space, &c);
-                (self.at_candidate(&x), x)
-            })
-            .collect()
+        candidates.into_iter().filter(|c| untried(c)).filter_map(|c| self.where_it_runs(&c)).collect()
     }
 
     /// At a candidate's own point (encoded, admissible): its upper bound,
