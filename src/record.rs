@@ -271,6 +271,19 @@ pub struct Measurement {
     /// run (from /proc/stat); `None` where it could not be read.
     #[serde(default)]
     pub steal_share: Option<f64>,
+    /// Other kvtune processes that were running trials on this machine
+    /// before or after this run: its figure shared the CPUs and the disk.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub beside: Vec<Neighbour>,
+}
+
+/// Another kvtune process running trials on this machine while a run
+/// measured.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Neighbour {
+    pub pid: u32,
+    /// Its command line.
+    pub command: String,
 }
 
 impl Measurement {
@@ -296,6 +309,7 @@ impl Measurement {
             peak_page_cache: 0,
             cpu: CpuUse::default(),
             steal_share: None,
+            beside: vec![],
         }
     }
 

@@ -663,17 +663,31 @@ fn grid_over_the_badger_thread_space() {
 fn bench_prints_medians_as_json() {
     let dir = scratch();
     let work = path_arg(&dir.path().join("work"));
-    let run = kvtune_with(
-        &[
-            vec!["bench".to_string(), "--preset".into(), "defaults".into()],
-            small(&["--repeat", "2", "--json", "--workdir", &work]),
-        ]
-        .concat(),
-    );
+    // Another kvtune running trials on the machine, as the bench sees it:
+    // a lock held on a file named by its pid (this test's).
+    let running = dir.path().join("running");
+    std::fs::create_dir(&running).unwrap();
+    let neighbour = std::fs::File::create(running.join(std::process::id().to_string())).unwrap();
+    std::fs::write(
+        running.join(std::process::id().to_string()),
+        r#"{"study":null,"command":"kvtune --dataset tbs"}"#,
+    )
+    .unwrap();
+    assert_eq!(unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&neighbour), libc::LOCK_EX) }, 0);
+    let run = Command::new(env!("CARGO_BIN_EXE_kvtune"))
+        .args(["bench", "--preset", "defaults"])
+        .args(small(&["--repeat", "2", "--json", "--workdir", &work]))
+        .env("KVTUNE_RUNNING_DIR", &running)
+        .output()
+        .unwrap();
     assert!(run.status.success(), "{}", text(&run));
     matches_schema("comparison", &run.stdout, dir.path());
     let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     assert_eq!(json["sides"][0]["runs"].as_array().unwrap().len(), 2);
+    let beside = &json["sides"][0]["runs"][0]["beside"];
+    assert_eq!(beside[0]["pid"], std::process::id(), "the run records the kvtune beside it: {beside}");
+    let warned = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(warned.matches("another kvtune is running trials on this machine").count(), 1, "{warned}");
     let metrics = json["metrics"].as_array().unwrap();
     let ops = metrics.iter().find(|m| m["name"] == "ops/s (whole replay)").unwrap();
     assert!(ops["sides"][0]["median"]["point"].as_f64().unwrap() > 0.0);

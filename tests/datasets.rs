@@ -7,7 +7,7 @@ use kvtune::dataset::{Dataset, BUILT_IN};
 use kvtune::engine::{rocksdb::RocksDb, Engine};
 use kvtune::record::Status;
 use kvtune::space::Candidate;
-use kvtune::trial::{ChildRunner, Quiet, TrialRunner, TrialSpec};
+use kvtune::trial::{ChildRunner, Quiet, Registry, TrialRunner, TrialSpec};
 
 const BUDGET: u64 = 64 << 20;
 
@@ -18,6 +18,7 @@ fn run(dataset: Dataset) -> kvtune::record::Measurement {
         workdir: dir.path().to_path_buf(),
         timeout: Duration::from_secs(600),
         quiet: Quiet::default(),
+        neighbours: Registry::machine(),
     };
     let spec = TrialSpec {
         engine: "rocksdb".into(),

@@ -8,7 +8,7 @@ use kvtune::engine::{rocksdb::RocksDb, Engine};
 use kvtune::record::Status;
 use kvtune::space::{Candidate, Value};
 use kvtune::trial::cgroup::{CgroupError, MemoryCgroup};
-use kvtune::trial::{ChildRunner, Quiet, TrialRunner, TrialSpec};
+use kvtune::trial::{ChildRunner, Quiet, Registry, TrialRunner, TrialSpec};
 
 fn runner(dir: &std::path::Path) -> ChildRunner {
     ChildRunner {
@@ -16,6 +16,7 @@ fn runner(dir: &std::path::Path) -> ChildRunner {
         workdir: dir.to_path_buf(),
         timeout: Duration::from_secs(300),
         quiet: Quiet::default(),
+        neighbours: Registry::machine(),
     }
 }
 

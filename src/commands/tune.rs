@@ -430,6 +430,8 @@ impl Joining {
         };
         // The trials go on as quiet as the study began.
         let mut runner = runner(&own)?;
+        let study = std::fs::canonicalize(&self.dir).unwrap_or_else(|_| self.dir.clone());
+        runner.neighbours = runner.neighbours.for_study(&study);
         runner.quiet = match self.own_cpus {
             true => crate::trial::Quiet { cpus: own.cpus.clone().map(|c| c.0), ..self.header.quiet.clone() },
             false => self.header.quiet.clone(),

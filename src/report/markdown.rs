@@ -5,7 +5,9 @@
 
 use std::fmt::Write;
 
-use super::text::{budget_used, headline, holds, num, ops, p_value, pct, resolution, versus_baseline};
+use super::text::{
+    beside_note, budget_used, headline, holds, num, ops, p_value, pct, resolution, versus_baseline,
+};
 use crate::budget::ByteSize;
 use crate::outcome::{Machines, Progress, StudyOutcome, Transfer, Verdict, UNSTABLE_SPREAD};
 use crate::record::{Measurement, Objective, Stage, TrialRecord};
@@ -452,7 +454,8 @@ fn method(md: &mut String, outcome: &StudyOutcome) {
          - Throughput is a phase's operations over its whole time: the time inside engine calls plus the time the engine then took to \
          finish the flushes and compactions the phase left behind (warm-up excluded; generating operations is never counted).\n\
                   - Memory: each trial ran in its own process under a memory cap of the scaled budget; peak memory from {}.\n\
-         - Around each trial: {}.\n",
+         - Around each trial: {}.\n\
+         - Other kvtune processes on this machine: {}.\n",
         header.dataset.name,
         header.dataset.description,
         header.seed,
@@ -471,7 +474,9 @@ fn method(md: &mut String, outcome: &StudyOutcome) {
         outcome.confirm_rounds(),
         if header.verify_note.is_empty() { "off" } else { &header.verify_note },
         memory_source,
-        header.quiet.describe()
+        header.quiet.describe(),
+        beside_note(outcome.trials.iter().map(|t| &t.measurement))
+            .unwrap_or_else(|| "none was seen running trials beside this study".into())
     );
 }
 

@@ -186,6 +186,8 @@ pub fn answer(outcome: &StudyOutcome, out_dir: &Path) -> String {
     let unstable = outcome.machines.ratios.iter().filter(|r| r.unstable).map(|r| {
         format!("{}'s gain differs across the machines that measured it (see report.md, Workers).", r.label)
     });
+    let beside =
+        beside_note(outcome.trials.iter().map(|t| &t.measurement)).map(|note| format!("Warning: {note}."));
     for line in [resolution(v), versus_baseline(v, header)]
         .into_iter()
         .flatten()
@@ -194,6 +196,7 @@ pub fn answer(outcome: &StudyOutcome, out_dir: &Path) -> String {
         .chain(cut_short)
         .chain(stopped)
         .chain(unstable)
+        .chain(beside)
     {
         // Markdown's bold means nothing on a terminal.
         let _ = writeln!(out, "  {}", line.replace("**", ""));
@@ -209,6 +212,25 @@ pub fn answer(outcome: &StudyOutcome, out_dir: &Path) -> String {
         options.join(", ")
     );
     out
+}
+
+/// How many of `runs` ran while other kvtune processes were running trials
+/// on this machine, and which; `None` if none did.
+pub fn beside_note<'a>(runs: impl IntoIterator<Item = &'a crate::record::Measurement>) -> Option<String> {
+    let runs: Vec<&crate::record::Measurement> = runs.into_iter().filter(|m| m.ran()).collect();
+    let beside = runs.iter().filter(|m| !m.beside.is_empty()).count();
+    let mut neighbours: Vec<&crate::record::Neighbour> = runs.iter().flat_map(|m| &m.beside).collect();
+    neighbours.sort();
+    neighbours.dedup();
+    let named: Vec<String> = neighbours.iter().map(|n| format!("pid {}: `{}`", n.pid, n.command)).collect();
+    (beside > 0).then(|| {
+        format!(
+            "{beside} of {} runs ran while another kvtune was running trials on this machine ({}): their figures \
+             are slower and noisier; run one study at a time on a machine",
+            runs.len(),
+            named.join("; ")
+        )
+    })
 }
 
 /// How much of the budget the engine's own memory took, and the page cache
@@ -506,6 +528,9 @@ fn comparison_notes(c: &Comparison) -> String {
     if let Some(m) = c.sides.iter().flat_map(|s| &s.runs).find(|m| m.ok()) {
         let _ = writeln!(out, "Memory measured by {}.", m.memory_source);
     }
+    if let Some(note) = beside_note(c.sides.iter().flat_map(|s| &s.runs)) {
+        let _ = writeln!(out, "Warning: {note}.");
+    }
     out
 }
 
@@ -526,6 +551,18 @@ mod tests {
     fn paired(change: f64, p: f64) -> Option<PairedChange> {
         let change = Estimate { point: change, low: change - 0.02, high: change + 0.02 };
         Some(PairedChange { n: 3, change, p, sd_log_ratio: 0.01 })
+    }
+
+    #[test]
+    fn runs_beside_another_kvtune_are_counted_and_named() {
+        use crate::record::{Measurement, Neighbour, Status};
+        let alone = Measurement::not_run(Status::Ok, String::new());
+        let tbs = Neighbour { pid: 7, command: "kvtune --dataset tbs".into() };
+        let beside = Measurement { beside: vec![tbs], ..alone.clone() };
+        assert_eq!(beside_note([&alone, &alone]), None);
+        let note = beside_note([&alone, &beside, &beside]).unwrap();
+        assert!(note.starts_with("2 of 3 runs"), "{note}");
+        assert!(note.contains("(pid 7: `kvtune --dataset tbs`)"), "named once: {note}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use anyhow::Context;
 
 use super::cgroup::MemoryCgroup;
 use super::interrupt::{interrupted, Interrupted};
+use super::neighbours::Registry;
 use super::workdir::{free_bytes, sweep_stale};
 use super::worker::WorkerReport;
 use super::{Quiet, TrialRunner, TrialSpec, DISK_FULL};
@@ -28,6 +29,8 @@ pub struct ChildRunner {
     pub timeout: Duration,
     /// What is done around each trial to cut noise.
     pub quiet: Quiet,
+    /// Where the other kvtune processes running trials here are seen.
+    pub neighbours: Registry,
 }
 
 /// Says once per process that there is no cgroup, so results say peak RSS.
@@ -39,7 +42,7 @@ impl ChildRunner {
     pub fn new(workdir: PathBuf, timeout: Duration, quiet: Quiet) -> anyhow::Result<Self> {
         sweep_stale(&workdir);
         let exe = std::env::current_exe().context("finding the kvtune binary to run trials with")?;
-        Ok(ChildRunner { exe, workdir, timeout, quiet })
+        Ok(ChildRunner { exe, workdir, timeout, quiet, neighbours: Registry::machine() })
     }
 
     /// `kvtune trial-worker ...`, set to die with this process.
@@ -109,6 +112,7 @@ impl TrialRunner for ChildRunner {
         let report_path = dir.path().join("report.json");
         std::fs::write(&spec_path, serde_json::to_vec(spec)?)?;
         self.quiet.before_trial();
+        let mut beside = self.neighbours.others();
         let group = self.cgroup(label, spec.budget);
         let mut command =
             self.worker_command(&spec_path, &dir.path().join("db"), &report_path, group.as_ref());
@@ -152,6 +156,10 @@ impl TrialRunner for ChildRunner {
         measurement.peak_anon = watched.peak_anon;
         measurement.peak_page_cache = watched.peak_page_cache;
         measurement.steal_share = steal_share(cpu_before, cpu_times());
+        beside.extend(self.neighbours.others());
+        beside.sort();
+        beside.dedup();
+        measurement.beside = beside;
         if let Some(group) = &group {
             // A kernel without a peak file: the sampled peaks, summed.
             let sampled = watched.peak_anon + watched.peak_page_cache;

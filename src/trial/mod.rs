@@ -6,6 +6,7 @@
 pub mod cgroup;
 mod child;
 mod interrupt;
+mod neighbours;
 mod quiet;
 #[cfg(test)]
 pub mod scripted;
@@ -26,6 +27,7 @@ use crate::record::{Adjustment, Measurement, OptionSet, Status};
 use crate::space::Candidate;
 pub use child::ChildRunner;
 pub use interrupt::{interrupted, stop_cleanly_on_interrupt, Interrupted};
+pub use neighbours::Registry;
 pub use quiet::{CpuList, Quiet};
 pub use workdir::{disk_needed, free_bytes, warn_if_not_a_local_disk};
 
