@@ -273,8 +273,9 @@ pub struct Measurement {
     pub steal_share: Option<f64>,
     /// Other kvtune processes that were running trials on this machine
     /// before or after this run: its figure shared the CPUs and the disk.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub beside: Vec<Neighbour>,
+    /// `None`: nobody looked (not run, or recorded by an older kvtune).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beside: Option<Vec<Neighbour>>,
 }
 
 /// Another kvtune process running trials on this machine while a run
@@ -309,7 +310,7 @@ impl Measurement {
             peak_page_cache: 0,
             cpu: CpuUse::default(),
             steal_share: None,
-            beside: vec![],
+            beside: None,
         }
     }
 

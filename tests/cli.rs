@@ -664,15 +664,13 @@ fn bench_prints_medians_as_json() {
     let dir = scratch();
     let work = path_arg(&dir.path().join("work"));
     // Another kvtune running trials on the machine, as the bench sees it:
-    // a lock held on a file named by its pid (this test's).
+    // a lock held on its file, which names its pid (this test's).
     let running = dir.path().join("running");
     std::fs::create_dir(&running).unwrap();
-    let neighbour = std::fs::File::create(running.join(std::process::id().to_string())).unwrap();
-    std::fs::write(
-        running.join(std::process::id().to_string()),
-        r#"{"study":null,"command":"kvtune --dataset tbs"}"#,
-    )
-    .unwrap();
+    let registration = running.join(format!("0-{}", std::process::id()));
+    let entry = format!(r#"{{"pid":{},"study":null,"command":"kvtune --dataset tbs"}}"#, std::process::id());
+    std::fs::write(&registration, entry).unwrap();
+    let neighbour = std::fs::File::open(&registration).unwrap();
     assert_eq!(unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&neighbour), libc::LOCK_EX) }, 0);
     let run = Command::new(env!("CARGO_BIN_EXE_kvtune"))
         .args(["bench", "--preset", "defaults"])

@@ -86,11 +86,32 @@ fn two_workers_on_this_machine_share_one_study() {
     let (out, work) = (dir.path().join("out"), dir.path().join("work"));
     let mut args = study_args(&out);
     args.extend(["--workers", "2", "--workdir", &path_arg(&work)].map(String::from));
-    let run = kvtune_with(&args);
+    // A registry of its own: other tests' kvtune processes run beside this one.
+    let running = dir.path().join("running");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_kvtune"))
+        .args(&args)
+        .env("KVTUNE_RUNNING_DIR", &running)
+        .output()
+        .unwrap();
     assert!(run.status.success(), "{}", text(&run));
     assert!(String::from_utf8_lossy(&run.stdout).contains("preset.toml"), "{}", text(&run));
     let entries = entries(&out);
     every_claimed_run_recorded_once(&entries);
+    // Both workers registered as running trials (the one that ends first
+    // may be swept by the other), and neither counted the other, its
+    // study's, as a kvtune beside it.
+    assert!(std::fs::read_dir(&running).unwrap().count() >= 1, "no worker registered");
+    let helper_log = std::fs::read_to_string(out.join("workers/worker-1.log")).unwrap();
+    for said in [text(&run), helper_log] {
+        assert!(!said.contains("cannot watch for other kvtune"), "{said}");
+        assert!(!said.contains("another kvtune is running trials"), "{said}");
+    }
+    let beside: Vec<usize> = journal::trials(&entries)
+        .iter()
+        .filter(|t| t.measurement.ran() && t.measurement.beside.as_ref().is_none_or(|b| !b.is_empty()))
+        .map(|t| t.number)
+        .collect();
+    assert_eq!(beside, Vec::<usize>::new(), "runs marked beside the study's own worker, or not watched");
     let by: BTreeSet<String> = journal::trials(&entries).iter().map(|t| t.worker.clone()).collect();
     assert_eq!(by, BTreeSet::from(["worker-0".to_string(), "worker-1".to_string()]));
     outputs_written(&out, &["worker-0", "worker-1"]);

@@ -430,8 +430,11 @@ impl Joining {
         };
         // The trials go on as quiet as the study began.
         let mut runner = runner(&own)?;
+        // Registered for the study before its helpers start, so that none
+        // takes another worker of it for a stranger.
         let study = std::fs::canonicalize(&self.dir).unwrap_or_else(|_| self.dir.clone());
         runner.neighbours = runner.neighbours.for_study(&study);
+        runner.neighbours.register();
         runner.quiet = match self.own_cpus {
             true => crate::trial::Quiet { cpus: own.cpus.clone().map(|c| c.0), ..self.header.quiet.clone() },
             false => self.header.quiet.clone(),

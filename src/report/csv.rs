@@ -126,7 +126,7 @@ impl Columns {
             format!("{:.3}", m.cpu.system_secs),
             (m.cpu.voluntary_switches + m.cpu.involuntary_switches).to_string(),
             opt(m.steal_share),
-            m.beside.iter().map(|n| n.pid.to_string()).collect::<Vec<_>>().join(" "),
+            m.beside.iter().flatten().map(|n| n.pid.to_string()).collect::<Vec<_>>().join(" "),
             m.user_bytes_written.to_string(),
             opt(m.write_amplification),
             format!("{:.3}", m.stall_secs),

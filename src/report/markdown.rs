@@ -475,9 +475,25 @@ fn method(md: &mut String, outcome: &StudyOutcome) {
         if header.verify_note.is_empty() { "off" } else { &header.verify_note },
         memory_source,
         header.quiet.describe(),
-        beside_note(outcome.trials.iter().map(|t| &t.measurement))
-            .unwrap_or_else(|| "none was seen running trials beside this study".into())
+        neighbours_seen(&outcome.trials)
     );
+}
+
+/// What the runs say of other kvtune processes running trials beside them:
+/// which, or that none was seen, or that runs were recorded unwatched.
+fn neighbours_seen(trials: &[TrialRecord]) -> String {
+    let runs = || trials.iter().map(|t| &t.measurement).filter(|m| m.ran());
+    if let Some(note) = beside_note(runs()) {
+        return note;
+    }
+    let unwatched = runs().filter(|m| m.beside.is_none()).count();
+    match unwatched {
+        0 => "none was seen running trials beside this study's runs".into(),
+        n => format!(
+            "none was seen; {n} of {} runs were recorded without looking (by an older kvtune)",
+            runs().count()
+        ),
+    }
 }
 
 fn confirmation(md: &mut String, v: &Verdict) {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::budget::ByteSize;
 use crate::outcome::{Ablation, Comparison, MetricRow, StudyHeader, StudyOutcome, Transfer, Verdict, ALPHA};
-use crate::record::{Better, Objective};
+use crate::record::{Better, Measurement, Neighbour, Objective};
 use crate::stats::holm;
 
 /// A relative change as a signed percentage: +12.3%.
@@ -215,18 +215,20 @@ pub fn answer(outcome: &StudyOutcome, out_dir: &Path) -> String {
 }
 
 /// How many of `runs` ran while other kvtune processes were running trials
-/// on this machine, and which; `None` if none did.
-pub fn beside_note<'a>(runs: impl IntoIterator<Item = &'a crate::record::Measurement>) -> Option<String> {
-    let runs: Vec<&crate::record::Measurement> = runs.into_iter().filter(|m| m.ran()).collect();
-    let beside = runs.iter().filter(|m| !m.beside.is_empty()).count();
-    let mut neighbours: Vec<&crate::record::Neighbour> = runs.iter().flat_map(|m| &m.beside).collect();
+/// on the same machine, and which; `None` if none did.
+pub fn beside_note<'a>(runs: impl IntoIterator<Item = &'a Measurement>) -> Option<String> {
+    let runs: Vec<&Measurement> = runs.into_iter().filter(|m| m.ran()).collect();
+    let beside: Vec<&Vec<Neighbour>> =
+        runs.iter().filter_map(|m| m.beside.as_ref()).filter(|b| !b.is_empty()).collect();
+    let mut neighbours: Vec<&Neighbour> = beside.iter().copied().flatten().collect();
     neighbours.sort();
-    neighbours.dedup();
+    neighbours.dedup_by_key(|n| n.pid);
     let named: Vec<String> = neighbours.iter().map(|n| format!("pid {}: `{}`", n.pid, n.command)).collect();
-    (beside > 0).then(|| {
+    (!beside.is_empty()).then(|| {
         format!(
-            "{beside} of {} runs ran while another kvtune was running trials on this machine ({}): their figures \
+            "{} of {} runs ran while another kvtune was running trials on the same machine ({}): their figures \
              are slower and noisier; run one study at a time on a machine",
+            beside.len(),
             runs.len(),
             named.join("; ")
         )
@@ -555,10 +557,10 @@ mod tests {
 
     #[test]
     fn runs_beside_another_kvtune_are_counted_and_named() {
-        use crate::record::{Measurement, Neighbour, Status};
-        let alone = Measurement::not_run(Status::Ok, String::new());
+        use crate::record::Status;
+        let alone = Measurement { beside: Some(vec![]), ..Measurement::not_run(Status::Ok, String::new()) };
         let tbs = Neighbour { pid: 7, command: "kvtune --dataset tbs".into() };
-        let beside = Measurement { beside: vec![tbs], ..alone.clone() };
+        let beside = Measurement { beside: Some(vec![tbs]), ..alone.clone() };
         assert_eq!(beside_note([&alone, &alone]), None);
         let note = beside_note([&alone, &beside, &beside]).unwrap();
         assert!(note.starts_with("2 of 3 runs"), "{note}");

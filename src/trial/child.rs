@@ -10,7 +10,7 @@ use anyhow::Context;
 
 use super::cgroup::MemoryCgroup;
 use super::interrupt::{interrupted, Interrupted};
-use super::neighbours::Registry;
+use super::neighbours::{self, Registry};
 use super::workdir::{free_bytes, sweep_stale};
 use super::worker::WorkerReport;
 use super::{Quiet, TrialRunner, TrialSpec, DISK_FULL};
@@ -112,7 +112,8 @@ impl TrialRunner for ChildRunner {
         let report_path = dir.path().join("report.json");
         std::fs::write(&spec_path, serde_json::to_vec(spec)?)?;
         self.quiet.before_trial();
-        let mut beside = self.neighbours.others();
+        self.neighbours.register();
+        let beside_before = self.neighbours.watch();
         let group = self.cgroup(label, spec.budget);
         let mut command =
             self.worker_command(&spec_path, &dir.path().join("db"), &report_path, group.as_ref());
@@ -156,10 +157,7 @@ impl TrialRunner for ChildRunner {
         measurement.peak_anon = watched.peak_anon;
         measurement.peak_page_cache = watched.peak_page_cache;
         measurement.steal_share = steal_share(cpu_before, cpu_times());
-        beside.extend(self.neighbours.others());
-        beside.sort();
-        beside.dedup();
-        measurement.beside = beside;
+        measurement.beside = Some(neighbours::either(beside_before, self.neighbours.watch()));
         if let Some(group) = &group {
             // A kernel without a peak file: the sampled peaks, summed.
             let sampled = watched.peak_anon + watched.peak_page_cache;

@@ -1,20 +1,20 @@
 //! Other kvtune processes running trials on this machine. Two studies on one
 //! machine slow and shake each other's figures (a ycsb-f study beside a tbs
 //! one ran at half speed), and neither can tell from its own numbers. Each
-//! process that runs trials holds a lock on a file named by its pid in a
-//! directory every process of the machine shares, for as long as it lives;
-//! around each trial the runner looks for the others' held locks, warns once
-//! for each, and records them on the run. Other programs are not seen: CPU
-//! steal is recorded apart, and a quiet machine is still the user's to keep.
+//! process holds, from its first trial until it exits, a lock on a file of
+//! its own in a directory the machine's processes share; around each trial
+//! the runner looks for the others' held locks, warns once for each, and
+//! records them on the run. Other programs are not seen, nor kvtune in
+//! another container (its own /dev/shm): CPU steal is recorded apart, and
+//! a quiet machine is still the user's to keep.
 
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +32,7 @@ pub struct Registry {
 /// What a process's file in the registry says of it.
 #[derive(Debug, Serialize, Deserialize)]
 struct Entry {
+    pid: u32,
     study: Option<PathBuf>,
     command: String,
 }
@@ -47,8 +48,8 @@ struct Held {
 /// This process's registrations, one per registry directory.
 static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
 
-/// Neighbours this process has warned about, by pid.
-static WARNED: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+/// Neighbours this process has warned about.
+static WARNED: Mutex<BTreeSet<Neighbour>> = Mutex::new(BTreeSet::new());
 
 /// Says once per process that the registry cannot be used.
 static UNUSABLE: std::sync::Once = std::sync::Once::new();
@@ -75,33 +76,52 @@ impl Registry {
         Registry { study: Some(study.to_path_buf()), ..self }
     }
 
-    /// The other kvtune processes running trials here now, after making
-    /// sure this one is registered; warns once for each new one.
-    pub fn others(&self) -> Vec<Neighbour> {
-        if let Err(why) = self.register() {
+    /// Registers this process as running trials, for its study: idempotent,
+    /// and cheap enough to call before each trial, which restores a file a
+    /// sweep removed. A study's workers on one machine register before the
+    /// first of them runs a trial, so none takes another for a stranger.
+    pub fn register(&self) {
+        if let Err(why) = self.try_register() {
             UNUSABLE.call_once(|| {
                 eprintln!(
-                    "warning: cannot watch for other kvtune processes measuring on this machine ({}: {why})",
+                    "warning: cannot watch for other kvtune processes running trials on this machine ({}: {why})",
                     self.dir.display()
                 );
             });
         }
-        let found = self.live_others();
-        warn_of_new(&found);
-        found
     }
 
-    /// Holds this process's lock file, saying which study it runs trials
-    /// for (calibration runs before the study is made).
-    fn register(&self) -> std::io::Result<()> {
+    fn try_register(&self) -> std::io::Result<()> {
         let mut held = HELD.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(own) = held.iter_mut().find(|own| own.dir == self.dir) {
-            if own.study != self.study {
-                write_entry(&mut own.file, &self.study)?;
-                own.study = self.study.clone();
-            }
+        let own = held.iter().position(|h| h.dir == self.dir);
+        let current = own.is_some_and(|i| {
+            let h = &held[i];
+            h.study == self.study && names(&self.own_path(), &h.file)
+        });
+        if current {
             return Ok(());
         }
+        let file = self.publish()?;
+        let registration = Held { dir: self.dir.clone(), study: self.study.clone(), file };
+        match own {
+            // The old file, now unlinked, is closed and its lock let go.
+            Some(i) => held[i] = registration,
+            None => held.push(registration),
+        }
+        Ok(())
+    }
+
+    /// This process's file: user and pid, so that one user's stale file
+    /// never stands in the way of another's process with that pid.
+    fn own_path(&self) -> PathBuf {
+        // SAFETY: getuid cannot fail.
+        let uid = unsafe { libc::getuid() };
+        self.dir.join(format!("{uid}-{}", std::process::id()))
+    }
+
+    /// Writes this process's entry to a new file, locks it, and renames it
+    /// to its place: a reader finds the whole entry, locked, or nothing.
+    fn publish(&self) -> std::io::Result<File> {
         if !self.dir.is_dir() {
             std::fs::create_dir_all(&self.dir)?;
             // Every user's kvtune registers here; the sticky bit keeps each
@@ -109,66 +129,61 @@ impl Registry {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o1777));
         }
-        let mut file = lock_own(&self.dir.join(std::process::id().to_string()))?;
-        write_entry(&mut file, &self.study)?;
-        held.push(Held { dir: self.dir.clone(), study: self.study.clone(), file });
-        Ok(())
+        let own = self.own_path();
+        let fresh = self.dir.join(format!(".{}.new", own.file_name().unwrap_or_default().to_string_lossy()));
+        let mut file = OpenOptions::new().write(true).create(true).truncate(true).mode(0o644).open(&fresh)?;
+        let entry = Entry { pid: std::process::id(), study: self.study.clone(), command: command_line() };
+        file.write_all(&serde_json::to_vec(&entry)?)?;
+        if !try_flock(&file, libc::LOCK_EX) {
+            return Err(std::io::Error::other(format!("{} is locked by another process", fresh.display())));
+        }
+        std::fs::rename(&fresh, &own)?;
+        Ok(file)
     }
 
-    /// Registered processes other than this one and its study's workers
-    /// whose lock is held; the files of dead ones are removed.
-    fn live_others(&self) -> Vec<Neighbour> {
-        let own = std::process::id();
+    /// The other kvtune processes running trials here now, but this one's
+    /// study's workers; warns once for each new one.
+    pub fn watch(&self) -> Vec<Neighbour> {
+        let found = self.others();
+        warn_of_new(&found);
+        found
+    }
+
+    /// Registered processes whose lock is held, but this one and its
+    /// study's workers; the files of ended ones are removed.
+    fn others(&self) -> Vec<Neighbour> {
+        let own = self.own_path();
         let mut found = vec![];
         for dir_entry in std::fs::read_dir(&self.dir).into_iter().flatten().flatten() {
-            let Some(pid) = dir_entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-                continue;
-            };
-            if pid == own {
+            let path = dir_entry.path();
+            if path == own || dir_entry.file_name().to_string_lossy().starts_with('.') {
                 continue;
             }
-            let Ok(mut file) = File::open(dir_entry.path()) else { continue };
-            if try_flock(&file, libc::LOCK_SH) {
-                // Nobody holds it: its process is gone.
-                let _ = std::fs::remove_file(dir_entry.path());
+            let Ok(mut file) = File::open(&path) else { continue };
+            if try_flock(&file, libc::LOCK_EX) {
+                // Nobody holds it: its process ended. Removed only if the
+                // name is still this file, not a new process's put there since.
+                if names(&path, &file) {
+                    let _ = std::fs::remove_file(&path);
+                }
                 continue;
             }
             let mut text = String::new();
             let _ = file.read_to_string(&mut text);
-            let entry = serde_json::from_str::<Entry>(&text).ok();
-            if entry.as_ref().is_some_and(|e| self.study.is_some() && e.study == self.study) {
-                continue;
+            let Ok(entry) = serde_json::from_str::<Entry>(&text) else { continue };
+            if self.study.is_none() || entry.study != self.study {
+                found.push(Neighbour { pid: entry.pid, command: entry.command });
             }
-            let command = entry.map_or_else(|| "kvtune (starting)".into(), |e| e.command);
-            found.push(Neighbour { pid, command });
         }
         found.sort();
         found
     }
 }
 
-/// Opens and locks `path` for this process. A process that found the file
-/// stale may hold it a moment, or remove it after this one opened it, so
-/// the lock is retried until it is on the file the path names.
-fn lock_own(path: &Path) -> std::io::Result<File> {
-    for _ in 0..100 {
-        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
-        if try_flock(&file, libc::LOCK_EX) {
-            let (held, named) = (file.metadata()?, std::fs::metadata(path));
-            if named.is_ok_and(|named| named.ino() == held.ino() && named.dev() == held.dev()) {
-                return Ok(file);
-            }
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    Err(std::io::Error::other(format!("{} stayed locked by another process", path.display())))
-}
-
-/// Writes what the registry says of this process into its held file.
-fn write_entry(file: &mut File, study: &Option<PathBuf>) -> std::io::Result<()> {
-    let entry = Entry { study: study.clone(), command: command_line() };
-    file.set_len(0)?;
-    file.write_all_at(&serde_json::to_vec(&entry)?, 0)
+/// Whether `path` names `file` (not another file put there since).
+fn names(path: &Path, file: &File) -> bool {
+    let (Ok(named), Ok(open)) = (std::fs::metadata(path), file.metadata()) else { return false };
+    named.ino() == open.ino() && named.dev() == open.dev()
 }
 
 /// Takes `operation` (shared or exclusive) on `file` without waiting.
@@ -189,13 +204,21 @@ fn command_line() -> String {
 /// Warns of each neighbour not warned of before.
 fn warn_of_new(found: &[Neighbour]) {
     let mut warned = WARNED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    for neighbour in found.iter().filter(|n| warned.insert(n.pid)) {
+    for neighbour in found.iter().filter(|n| warned.insert((*n).clone())) {
         eprintln!(
             "warning: another kvtune is running trials on this machine (pid {}: `{}`): figures measured beside it \
              are slower and noisier; those runs are marked in the results. Run one study at a time on a machine.",
             neighbour.pid, neighbour.command
         );
     }
+}
+
+/// The neighbours seen before a run and after it, each process once.
+pub fn either(mut before: Vec<Neighbour>, after: Vec<Neighbour>) -> Vec<Neighbour> {
+    before.extend(after);
+    before.sort();
+    before.dedup_by_key(|n| n.pid);
+    before
 }
 
 #[cfg(test)]
@@ -205,46 +228,61 @@ mod tests {
     /// A registration as another process would hold it: its own open file
     /// description, which flock treats apart from this process's others.
     fn hold_as(dir: &Path, pid: u32, study: Option<&str>) -> File {
-        let file = lock_own(&dir.join(pid.to_string())).unwrap();
-        let entry = Entry { study: study.map(PathBuf::from), command: format!("kvtune study {pid}") };
-        file.write_all_at(&serde_json::to_vec(&entry).unwrap(), 0).unwrap();
+        let path = dir.join(format!("0-{pid}"));
+        let entry = Entry { pid, study: study.map(PathBuf::from), command: format!("kvtune study {pid}") };
+        std::fs::write(&path, serde_json::to_vec(&entry).unwrap()).unwrap();
+        let file = File::open(&path).unwrap();
+        assert!(try_flock(&file, libc::LOCK_EX));
         file
     }
 
     #[test]
-    fn a_process_holding_its_lock_is_a_neighbour_and_a_dead_ones_file_is_swept() {
+    fn a_process_holding_its_lock_is_a_neighbour_and_an_ended_ones_file_is_swept() {
         let dir = tempfile::tempdir().unwrap();
-        let registry = Registry::at(dir.path().join("running"));
-        assert_eq!(registry.others(), vec![], "alone at first");
-        let own = dir.path().join("running").join(std::process::id().to_string());
-        assert!(own.exists(), "this process registered itself");
+        let running = dir.path().join("running");
+        let registry = Registry::at(running.clone());
+        registry.register();
+        assert_eq!(registry.watch(), vec![], "alone at first");
+        assert!(registry.own_path().exists(), "this process registered itself");
 
-        let live = hold_as(&dir.path().join("running"), 4_000_001, None);
-        let dead = hold_as(&dir.path().join("running"), 4_000_002, None);
-        drop(dead);
-        let found = registry.others();
+        let live = hold_as(&running, 4_000_001, None);
+        let ended = hold_as(&running, 4_000_002, None);
+        drop(ended);
+        let found = registry.watch();
         assert_eq!(found, vec![Neighbour { pid: 4_000_001, command: "kvtune study 4000001".into() }]);
-        assert!(!dir.path().join("running/4000002").exists(), "the dead process's file stays");
+        assert!(!running.join("0-4000002").exists(), "the ended process's file stays");
 
         drop(live);
-        assert_eq!(registry.others(), vec![], "a process that ended is no neighbour");
-        assert!(own.exists(), "this process's own registration is kept");
+        assert_eq!(registry.watch(), vec![], "a process that ended is no neighbour");
+        assert!(registry.own_path().exists(), "this process's own registration is kept");
+        std::fs::remove_file(registry.own_path()).unwrap();
+        registry.register();
+        assert!(registry.own_path().exists(), "a registration swept away is put back");
     }
 
     #[test]
     fn the_workers_of_the_same_study_are_not_neighbours() {
         let dir = tempfile::tempdir().unwrap();
         let running = dir.path().join("running");
-        let registry = Registry::at(running.clone()).for_study(Path::new("/studies/a"));
         // Registered first outside the study, as calibration runs are.
-        Registry::at(running.clone()).others();
-        registry.others();
+        Registry::at(running.clone()).register();
+        let registry = Registry::at(running.clone()).for_study(Path::new("/studies/a"));
+        registry.register();
         let _same = hold_as(&running, 4_000_011, Some("/studies/a"));
         let _other = hold_as(&running, 4_000_012, Some("/studies/b"));
         let _bench = hold_as(&running, 4_000_013, None);
-        let pids: Vec<u32> = registry.others().iter().map(|n| n.pid).collect();
+        let pids: Vec<u32> = registry.watch().iter().map(|n| n.pid).collect();
         assert_eq!(pids, vec![4_000_012, 4_000_013]);
-        let own = std::fs::read_to_string(running.join(std::process::id().to_string())).unwrap();
+        let own = std::fs::read_to_string(registry.own_path()).unwrap();
         assert!(own.contains("/studies/a"), "the registration names the study it joined: {own}");
+        assert_eq!(std::fs::read_dir(&running).unwrap().count(), 4, "the first registration was replaced");
+    }
+
+    #[test]
+    fn a_process_seen_twice_counts_once() {
+        let seen = |command: &str| Neighbour { pid: 7, command: command.into() };
+        let both =
+            either(vec![seen("kvtune bench")], vec![seen("kvtune bench"), seen("kvtune --dataset tbs")]);
+        assert_eq!(both.len(), 1, "{both:?}");
     }
 }
