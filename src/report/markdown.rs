@@ -455,7 +455,7 @@ fn method(md: &mut String, outcome: &StudyOutcome) {
          finish the flushes and compactions the phase left behind (warm-up excluded; generating operations is never counted).\n\
                   - Memory: each trial ran in its own process under a memory cap of the scaled budget; peak memory from {}.\n\
          - Around each trial: {}.\n\
-         - Other kvtune processes on this machine: {}.\n",
+         - Other kvtune processes on the machine of each run: {}.\n",
         header.dataset.name,
         header.dataset.description,
         header.seed,
