@@ -287,6 +287,16 @@ pub struct Neighbour {
     pub command: String,
 }
 
+impl Neighbour {
+    /// `seen` with each process once (one seen before a run and after it,
+    /// or by several runs), in pid order.
+    pub fn each_once(mut seen: Vec<Neighbour>) -> Vec<Neighbour> {
+        seen.sort();
+        seen.dedup_by_key(|n| n.pid);
+        seen
+    }
+}
+
 impl Measurement {
     /// A trial that measured nothing, and why.
     pub fn not_run(status: Status, reason: String) -> Self {

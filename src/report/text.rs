@@ -220,9 +220,7 @@ pub fn beside_note<'a>(runs: impl IntoIterator<Item = &'a Measurement>) -> Optio
     let runs: Vec<&Measurement> = runs.into_iter().filter(|m| m.ran()).collect();
     let beside: Vec<&Vec<Neighbour>> =
         runs.iter().filter_map(|m| m.beside.as_ref()).filter(|b| !b.is_empty()).collect();
-    let mut neighbours: Vec<&Neighbour> = beside.iter().copied().flatten().collect();
-    neighbours.sort();
-    neighbours.dedup_by_key(|n| n.pid);
+    let neighbours = Neighbour::each_once(beside.iter().copied().flatten().cloned().collect());
     let named: Vec<String> = neighbours.iter().map(|n| format!("pid {}: `{}`", n.pid, n.command)).collect();
     (!beside.is_empty()).then(|| {
         format!(
@@ -237,7 +235,7 @@ pub fn beside_note<'a>(runs: impl IntoIterator<Item = &'a Measurement>) -> Optio
 
 /// How much of the budget the engine's own memory took, and the page cache
 /// beside it (which fills whatever is left).
-pub fn budget_used(m: &crate::record::Measurement, budget: u64) -> String {
+pub fn budget_used(m: &Measurement, budget: u64) -> String {
     if m.peak_anon == 0 {
         return format!(
             "peak memory {} of the budget {} ({})",

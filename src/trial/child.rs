@@ -10,12 +10,12 @@ use anyhow::Context;
 
 use super::cgroup::MemoryCgroup;
 use super::interrupt::{interrupted, Interrupted};
-use super::neighbours::{self, Registry};
+use super::neighbours::Registry;
 use super::workdir::{free_bytes, sweep_stale};
 use super::worker::WorkerReport;
 use super::{Quiet, TrialRunner, TrialSpec, DISK_FULL};
 use crate::budget::{ByteSize, GIB};
-use crate::record::{overall_ops_per_sec, CpuUse, Measurement, Status};
+use crate::record::{overall_ops_per_sec, CpuUse, Measurement, Neighbour, Status};
 
 /// Runs trials in child processes.
 #[derive(Debug, Clone)]
@@ -157,7 +157,7 @@ impl TrialRunner for ChildRunner {
         measurement.peak_anon = watched.peak_anon;
         measurement.peak_page_cache = watched.peak_page_cache;
         measurement.steal_share = steal_share(cpu_before, cpu_times());
-        measurement.beside = Some(neighbours::either(beside_before, self.neighbours.watch()));
+        measurement.beside = Some(Neighbour::each_once([beside_before, self.neighbours.watch()].concat()));
         if let Some(group) = &group {
             // A kernel without a peak file: the sampled peaks, summed.
             let sampled = watched.peak_anon + watched.peak_page_cache;

@@ -213,14 +213,6 @@ fn warn_of_new(found: &[Neighbour]) {
     }
 }
 
-/// The neighbours seen before a run and after it, each process once.
-pub fn either(mut before: Vec<Neighbour>, after: Vec<Neighbour>) -> Vec<Neighbour> {
-    before.extend(after);
-    before.sort();
-    before.dedup_by_key(|n| n.pid);
-    before
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,8 +273,11 @@ mod tests {
     #[test]
     fn a_process_seen_twice_counts_once() {
         let seen = |command: &str| Neighbour { pid: 7, command: command.into() };
-        let both =
-            either(vec![seen("kvtune bench")], vec![seen("kvtune bench"), seen("kvtune --dataset tbs")]);
+        let both = Neighbour::each_once(vec![
+            seen("kvtune bench"),
+            seen("kvtune bench"),
+            seen("kvtune --dataset tbs"),
+        ]);
         assert_eq!(both.len(), 1, "{both:?}");
     }
 }
